@@ -1,0 +1,158 @@
+"""The ``n8n-chaos`` command: install the real parts, bring a stack up or down, run cases."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from types import FrameType
+
+import click
+from rich.console import Console
+
+from harness.errors import HarnessError
+from harness.stack.install import DEFAULT_N8N_VERSION, SUPPORTED_N8N_VERSIONS, Installer
+from harness.stack.run import default_runs_root
+from harness.stack.stack import Stack, StackConfig
+
+console = Console(stderr=True, highlight=False)
+
+_VERSION_HELP = (f"n8n version to run (default {DEFAULT_N8N_VERSION}; tested: "
+                 f"{', '.join(SUPPORTED_N8N_VERSIONS)}).")
+
+
+def _installer(n8n_version: str) -> Installer:
+    def progress(part: str, message: str) -> None:
+        console.print(f"[bold]install[/] {part}: {message}")
+
+    return Installer(n8n_version=n8n_version, progress=progress)
+
+
+def _fail(exc: HarnessError) -> None:
+    console.print(f"[bold red]error:[/] {exc}")
+    sys.exit(2)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """Chaos and fault-injection tests for n8n workflows in queue mode.
+
+    Brings up a real n8n (main, workers, optional webhook processor) with PostgreSQL 17,
+    Redis 7 and Toxiproxy on 127.0.0.1, then kills workers, drops responses and redelivers
+    events to check that every business effect happened exactly once.
+
+    \b
+    Typical use:
+      n8n-chaos install                 put n8n, Node, Postgres, Toxiproxy in the cache
+      n8n-chaos up --workers 3          run a stack until Ctrl-C (prints its addresses)
+      n8n-chaos down                    end the stacks started by `up`
+    Environment: N8N_CHAOS_CACHE (install cache), N8N_CHAOS_RUNS (run directories).
+    """
+
+
+@main.command()
+@click.option("--n8n-version", default=DEFAULT_N8N_VERSION, show_default=True, help=_VERSION_HELP)
+def install(n8n_version: str) -> None:
+    """Install pinned versions of every part into the cache (a no-op when cached)."""
+    started = time.monotonic()
+    try:
+        inst = _installer(n8n_version).install()
+    except HarnessError as exc:
+        _fail(exc)
+    console.print(f"ready in {time.monotonic() - started:.1f} s: n8n {inst.n8n_version} "
+                  f"at {inst.n8n_bin}")
+
+
+@main.command()
+@click.option("--workers", default=2, show_default=True, help="Number of n8n workers.")
+@click.option("--webhook-processor", is_flag=True,
+              help="Also run `n8n webhook`; production webhooks then go to it.")
+@click.option("--n8n-version", default=DEFAULT_N8N_VERSION, show_default=True, help=_VERSION_HELP)
+@click.option("--upstream", "upstreams", multiple=True, metavar="NAME=HOST:PORT",
+              help="An HTTP service workflows call, proxied per worker; workflows read its "
+                   "address from $env.N8N_CHAOS_UPSTREAM_<NAME>. Repeatable.")
+@click.option("--n8n-env", "n8n_env", multiple=True, metavar="VAR=VALUE",
+              help="Set or override an n8n environment variable. Repeatable.")
+@click.option("--port", "main_port", type=int, default=None,
+              help="Fixed port for n8n main (default: a free one).")
+@click.option("--ready-timeout", default=180.0, show_default=True,
+              help="Seconds each part may take to become ready.")
+@click.option("--keep", is_flag=True, help="On a failed start, leave the run's data for inspection.")
+def up(workers: int, webhook_processor: bool, n8n_version: str, upstreams: tuple[str, ...],
+       n8n_env: tuple[str, ...], main_port: int | None, ready_timeout: float,
+       keep: bool) -> None:
+    """Start a stack and keep it running until Ctrl-C or `n8n-chaos down`."""
+    try:
+        config = StackConfig(
+            workers=workers, webhook_processor=webhook_processor, n8n_version=n8n_version,
+            upstreams=_pairs(upstreams, "--upstream"), n8n_env=_pairs(n8n_env, "--n8n-env"),
+            main_port=main_port, ready_timeout_s=ready_timeout,
+        )
+        inst = _installer(n8n_version).install()
+        with console.status("starting the stack") as status:
+            stack = Stack.start(inst, config, progress=lambda m: status.update(m))
+    except HarnessError as exc:
+        if keep:
+            console.print("[yellow]--keep: the run directory and its logs are kept[/]")
+        _fail(exc)
+    stopping = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        del signum, frame
+        stopping.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    info = stack.describe()
+    console.print_json(json.dumps(info))
+    console.print(f"[green]stack up[/] in {info['timings_s']['total']} s; Ctrl-C or "
+                  "`n8n-chaos down` to stop")
+    stopping.wait()
+    console.print("stopping ...")
+    stack.stop()
+    console.print("stopped; logs kept in " + str(stack.run.run_dir))
+
+
+@main.command()
+@click.option("--timeout", default=60.0, show_default=True, help="Seconds to wait per stack.")
+def down(timeout: float) -> None:
+    """Stop every stack that `up` started from this directory's run folder."""
+    root = default_runs_root()
+    states = sorted(root.glob("*/stack.json")) if root.exists() else []
+    if not states:
+        console.print(f"no running stack under {root}")
+        return
+    for state_file in states:
+        state = json.loads(state_file.read_text())
+        owner = int(state["owner_pid"])
+        console.print(f"stopping run {state['run_id']} (pid {owner})")
+        try:
+            os.kill(owner, signal.SIGTERM)
+        except ProcessLookupError:
+            # The owner died without cleaning up: its reaper already swept; remove the file.
+            state_file.unlink(missing_ok=True)
+            continue
+        deadline = time.monotonic() + timeout
+        while state_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if state_file.exists():
+            console.print(f"[red]run {state['run_id']} did not stop in {timeout:.0f} s[/]")
+            sys.exit(1)
+
+
+def _pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:
+    pairs = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint=flag)
+        pairs[key] = value
+    return pairs
+
+
+if __name__ == "__main__":
+    main()

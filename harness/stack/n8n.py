@@ -1,0 +1,161 @@
+"""n8n processes in queue mode: main (``n8n start``), workers, an optional webhook processor.
+
+The settings that make crash cases fast but real are in ``FAST_CRASH_SETTINGS``; any of
+them, and any other n8n variable, can be overridden through ``StackConfig.n8n_env``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import httpx
+
+from harness.stack.ports import HOST
+from harness.stack.process import ManagedProcess
+from harness.stack.readiness import Readiness, wait_ready
+from harness.stack.run import RunContext
+
+Role = Literal["main", "worker", "webhook"]
+
+# Every internet-calling feature off (the n8n team's own test stacks do the same).
+OFFLINE_SETTINGS = {
+    "N8N_DIAGNOSTICS_ENABLED": "false",
+    "N8N_VERSION_NOTIFICATIONS_ENABLED": "false",
+    "N8N_VERSION_NOTIFICATIONS_WHATS_NEW_ENABLED": "false",
+    "N8N_TEMPLATES_ENABLED": "false",
+    "N8N_DYNAMIC_BANNERS_ENABLED": "false",
+    "N8N_HIRING_BANNER_ENABLED": "false",
+    "N8N_PERSONALIZATION_ENABLED": "false",
+    "N8N_LICENSE_AUTO_RENEW_ENABLED": "false",
+    "N8N_COMMUNITY_PACKAGES_ENABLED": "false",
+    "N8N_AI_ENABLED": "false",
+}
+
+# Defaults are 60 s / 10 s / 30 s: a killed worker's job would stall for minutes. With these
+# a surviving worker's stall sweep fails the job in about 5-15 s, the same code path.
+FAST_CRASH_SETTINGS = {
+    "QUEUE_WORKER_LOCK_DURATION": "5000",
+    "QUEUE_WORKER_LOCK_RENEW_TIME": "2000",
+    "QUEUE_WORKER_STALLED_INTERVAL": "5000",
+    "N8N_GRACEFUL_SHUTDOWN_TIMEOUT": "5",
+}
+
+
+@dataclass(frozen=True)
+class SharedEnv:
+    """What every n8n process of one stack has in common."""
+
+    node_bin: Path
+    n8n_bin: Path
+    run_id: str
+    encryption_key: str
+    db_password: str
+    webhook_url: str
+    overrides: dict[str, str]
+
+    def for_process(self, user_folder: Path, postgres_port: int, redis_port: int,
+                    extra: dict[str, str]) -> dict[str, str]:
+        env = {
+            "PATH": f"{self.node_bin.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "HOME": str(user_folder),
+            "LANG": "C.UTF-8",
+            "GENERIC_TIMEZONE": "UTC",
+            "EXECUTIONS_MODE": "queue",
+            "DB_TYPE": "postgresdb",
+            "DB_POSTGRESDB_HOST": HOST,
+            "DB_POSTGRESDB_PORT": str(postgres_port),
+            "DB_POSTGRESDB_DATABASE": "n8n",
+            "DB_POSTGRESDB_USER": "postgres",
+            "DB_POSTGRESDB_PASSWORD": self.db_password,
+            "DB_POSTGRESDB_POOL_SIZE": "5",
+            "QUEUE_BULL_REDIS_HOST": HOST,
+            "QUEUE_BULL_REDIS_PORT": str(redis_port),
+            # Two runs on one Redis would otherwise share a queue.
+            "QUEUE_BULL_PREFIX": f"bull-{self.run_id}",
+            "N8N_ENCRYPTION_KEY": self.encryption_key,
+            "N8N_USER_FOLDER": str(user_folder),
+            "N8N_WEBHOOK_URL": self.webhook_url,
+            "N8N_SECURE_COOKIE": "false",
+            "N8N_LOG_LEVEL": "debug",
+            "N8N_METRICS": "true",
+            # Workflows read their upstream's proxy address from $env (one proxy per worker).
+            "N8N_BLOCK_ENV_ACCESS_IN_NODE": "false",
+            **OFFLINE_SETTINGS,
+            **FAST_CRASH_SETTINGS,
+            **extra,
+            **self.overrides,
+        }
+        return env
+
+
+class N8nProcess:
+    """One n8n process with the handles a fault needs: pid, kill, pause, resume, restart."""
+
+    def __init__(self, name: str, role: Role, run: RunContext, shared: SharedEnv,
+                 http_port: int, broker_port: int, postgres_port: int, redis_port: int,
+                 extra_env: dict[str, str]) -> None:
+        self.name = name
+        self.role = role
+        self.http_port = http_port
+        self.user_folder = run.run_dir / "n8n" / name
+        self.user_folder.mkdir(parents=True, exist_ok=True)
+        role_env = {
+            "main": {"N8N_PORT": str(http_port), "N8N_LISTEN_ADDRESS": HOST},
+            "webhook": {"N8N_PORT": str(http_port), "N8N_LISTEN_ADDRESS": HOST},
+            "worker": {
+                "QUEUE_HEALTH_CHECK_ACTIVE": "true",
+                "QUEUE_HEALTH_CHECK_PORT": str(http_port),
+                "N8N_WORKER_SERVER_ADDRESS": HOST,
+            },
+        }[role]
+        env = shared.for_process(
+            self.user_folder, postgres_port, redis_port,
+            {"N8N_RUNNERS_BROKER_PORT": str(broker_port), **role_env, **extra_env},
+        )
+        command = {"main": ["start"], "worker": ["worker", "--concurrency=5"],
+                   "webhook": ["webhook"]}[role]
+        # cwd is the user folder: n8n loads a .env from its working directory.
+        self.process: ManagedProcess = run.process(
+            name, [str(shared.node_bin), str(shared.n8n_bin), *command], env,
+            cwd=self.user_folder,
+        )
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.http_port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid
+
+    def readiness(self) -> Readiness:
+        url = f"{self.base_url}/healthz/readiness"
+
+        def probe() -> bool:
+            return httpx.get(url, timeout=2).status_code == 200
+
+        return Readiness(self.name, probe, self.process)
+
+    def start(self) -> None:
+        self.process.start()
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    def pause(self) -> None:
+        self.process.pause()
+
+    def resume(self) -> None:
+        self.process.resume()
+
+    def stop(self) -> None:
+        self.process.stop()
+
+    def restart(self, ready_timeout_s: float = 120.0) -> float:
+        """Stop (or reap a killed process), start again, wait ready; returns seconds to ready."""
+        self.process.stop()
+        self.process.start()
+        return wait_ready(self.readiness(), ready_timeout_s)

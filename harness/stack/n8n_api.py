@@ -1,0 +1,133 @@
+"""n8n's public API (X-N8N-API-KEY) and the headless owner/API-key bootstrap.
+
+Publication: on 2.40+ ``/publish`` goes through an outbox and the webhook may register after
+the 200, so ``publish_and_wait`` polls the production webhook until it stops answering 404.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from harness.errors import SetupError
+
+API_KEY_SCOPES = [
+    "workflow:create", "workflow:read", "workflow:list", "workflow:update", "workflow:delete",
+    "workflow:activate", "workflow:deactivate", "execution:read", "execution:list",
+    "execution:retry", "execution:stop", "execution:delete", "credential:create",
+    "credential:delete",
+]
+
+# The public API rejects read-only fields (additionalProperties: false).
+_WORKFLOW_FIELDS = ("name", "nodes", "connections", "settings", "staticData")
+
+
+@dataclass(frozen=True)
+class Owner:
+    email: str
+    password: str
+    api_key: str
+
+
+def _check(response: httpx.Response, doing: str) -> Any:
+    if response.is_success:
+        return response.json() if response.content else None
+    raise SetupError(
+        f"n8n refused to {doing}: HTTP {response.status_code} {response.text[:500]}"
+    )
+
+
+def bootstrap_owner(base_url: str) -> Owner:
+    """Create the owner account and an API key; both secrets are new for every run."""
+    email = "chaos-owner@n8n-chaos.invalid"
+    password = "Chaos-" + secrets.token_urlsafe(16) + "9"  # n8n wants a digit and an uppercase
+    with httpx.Client(base_url=base_url, timeout=30) as client:
+        _check(client.post("/rest/owner/setup", json={
+            "email": email, "firstName": "Chaos", "lastName": "Owner", "password": password,
+        }), "set up the owner account")
+        created = _check(client.post("/rest/api-keys", json={
+            "label": "n8n-chaos", "scopes": API_KEY_SCOPES, "expiresAt": None,
+        }), "create an API key")
+    raw = created.get("data", created)["rawApiKey"]
+    return Owner(email=email, password=password, api_key=str(raw))
+
+
+class N8nApi:
+    """A small typed client of the public API, for setup and for the oracle's evidence."""
+
+    def __init__(self, base_url: str, api_key: str, timeout_s: float = 30.0) -> None:
+        self.base_url = base_url
+        self._client = httpx.Client(
+            base_url=f"{base_url}/api/v1", headers={"X-N8N-API-KEY": api_key}, timeout=timeout_s,
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- credentials and workflows ----------------------------------------------------
+    def create_credential(self, name: str, type_: str, data: dict[str, Any]) -> str:
+        body = _check(self._client.post("/credentials", json={
+            "name": name, "type": type_, "data": data,
+        }), f"create credential {name!r}")
+        return str(body["id"])
+
+    def create_workflow(self, workflow: dict[str, Any]) -> str:
+        body = {k: workflow[k] for k in _WORKFLOW_FIELDS if k in workflow}
+        body.setdefault("settings", {"executionOrder": "v1"})
+        created = _check(self._client.post("/workflows", json=body),
+                         f"create workflow {workflow.get('name')!r}")
+        return str(created["id"])
+
+    def publish(self, workflow_id: str) -> None:
+        response = self._client.post(f"/workflows/{workflow_id}/publish")
+        if response.status_code == 404:  # before the publish endpoint existed
+            response = self._client.post(f"/workflows/{workflow_id}/activate")
+        _check(response, f"publish workflow {workflow_id}")
+
+    def delete_workflow(self, workflow_id: str) -> None:
+        _check(self._client.delete(f"/workflows/{workflow_id}"), f"delete workflow {workflow_id}")
+
+    # -- executions -------------------------------------------------------------------
+    def executions(self, workflow_id: str | None = None, limit: int = 250) -> list[dict[str, Any]]:
+        params: dict[str, str | int] = {"limit": limit}
+        if workflow_id is not None:
+            params["workflowId"] = workflow_id
+        body = _check(self._client.get("/executions", params=params), "list executions")
+        return list(body["data"])
+
+    def execution(self, execution_id: str, include_data: bool = False) -> dict[str, Any]:
+        params = {"includeData": "true" if include_data else "false"}
+        return dict(_check(self._client.get(f"/executions/{execution_id}", params=params),
+                           f"read execution {execution_id}"))
+
+    def retry_execution(self, execution_id: str, load_workflow: bool = False) -> dict[str, Any]:
+        """The operator's "retry" of a failed or crashed execution (a new execution)."""
+        return dict(_check(self._client.post(f"/executions/{execution_id}/retry",
+                                             json={"loadWorkflow": load_workflow}),
+                           f"retry execution {execution_id}"))
+
+
+def wait_webhook_live(webhook_url: str, deadline_s: float = 60.0) -> float:
+    """Poll a production webhook until it is registered (publication is async on 2.40+).
+
+    The probe is a CORS preflight (OPTIONS): n8n answers it from the webhook registry
+    without running the workflow, 404 while the path is not registered. No delivery is sent.
+    """
+    started = time.monotonic()
+    while True:
+        try:
+            status = httpx.options(webhook_url, timeout=10).status_code
+        except httpx.TransportError:
+            status = 0
+        if status not in (0, 404):
+            return time.monotonic() - started
+        if time.monotonic() - started > deadline_s:
+            raise SetupError(
+                f"webhook {webhook_url} is not registered {deadline_s:.0f} s after publishing: "
+                "n8n did not pick the workflow up; check the main log in the run directory"
+            )
+        time.sleep(0.25)

@@ -1,0 +1,162 @@
+"""A child process that belongs to one run: own process group, log file, signals.
+
+Every process is started in a new session (so ``killpg`` also ends its children, e.g. n8n's
+task runners), carries ``N8N_CHAOS_RUN=<run id>`` in its environment (so a sweep can find it
+even if its group is gone), gets ``PR_SET_PDEATHSIG`` (so it dies with its parent), and is
+announced to the run's reaper (so it dies even when the parent was SIGKILLed).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from harness.errors import ServiceExited
+
+_PR_SET_PDEATHSIG = 1
+RUN_TAG = "N8N_CHAOS_RUN"
+
+
+class ProcessRegistry(Protocol):
+    """Who is told about every process group we start and end (the reaper)."""
+
+    def started(self, pgid: int) -> None: ...
+
+    def ended(self, pgid: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class RunAs:
+    """An unprivileged identity to drop to before exec (Postgres refuses to run as root)."""
+
+    uid: int
+    gid: int
+
+
+def child_setup(run_as: RunAs | None) -> Callable[[], None]:
+    def setup() -> None:
+        if run_as is not None:
+            os.setgroups([])
+            os.setgid(run_as.gid)
+            os.setuid(run_as.uid)
+        # After setuid: a credential change clears the parent-death signal.
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+    return setup
+
+
+@dataclass
+class ManagedProcess:
+    """One long-running service process; ``start`` may be called again after it ended."""
+
+    name: str
+    argv: Sequence[str]
+    env: dict[str, str]
+    log_path: Path
+    run_id: str
+    registry: ProcessRegistry
+    cwd: Path | None = None
+    run_as: RunAs | None = None
+    last_returncode: int | None = field(default=None, init=False)
+    _popen: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
+
+    # -- lifecycle --------------------------------------------------------------------
+    def start(self) -> None:
+        if self.running:
+            return
+        self.last_returncode = None
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("ab") as log:
+            log.write(f"\n=== n8n-chaos: starting {self.name}: {' '.join(self.argv)}\n".encode())
+            log.flush()
+            self._popen = subprocess.Popen(  # noqa: S603 - argv is built by the harness
+                list(self.argv),
+                env={**self.env, RUN_TAG: self.run_id},
+                cwd=self.cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=child_setup(self.run_as),  # noqa: PLW1509 - needed for setuid+pdeathsig
+            )
+        self.registry.started(self._popen.pid)
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """SIGTERM the group, then SIGKILL it after ``grace_s``; always reaps the child."""
+        popen = self._popen
+        if popen is None:
+            return
+        if popen.poll() is None:
+            self._signal_group(signal.SIGTERM)
+            self._signal_group(signal.SIGCONT)  # a paused process cannot act on SIGTERM
+            try:
+                popen.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                pass
+        self._signal_group(signal.SIGKILL)  # leftovers of the group, e.g. task runners
+        self._reap(popen)
+
+    def kill(self) -> None:
+        """SIGKILL, the crash: no shutdown hooks run. The group is reaped."""
+        popen = self._popen
+        if popen is None:
+            return
+        self._signal_group(signal.SIGKILL)
+        self._reap(popen)
+
+    def pause(self) -> None:
+        self._signal_group(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._signal_group(signal.SIGCONT)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    # -- state ------------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return self._popen.pid if self._popen is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._popen is not None and self._popen.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.poll() if self._popen is not None else None
+
+    def ensure_running(self) -> None:
+        """Raise ServiceExited with the log tail if the process has ended."""
+        code = self.returncode if self._popen is not None else self.last_returncode
+        if code is not None:
+            raise ServiceExited(self.name, f"exited with code {code}", self.log_tail())
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def _reap(self, popen: subprocess.Popen[bytes]) -> None:
+        # Forget the pid once reaped: signalling it later could hit a recycled pid.
+        self.last_returncode = popen.wait()
+        self.registry.ended(popen.pid)
+        self._popen = None
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        if self._popen is None:
+            return
+        try:
+            os.killpg(self._popen.pid, sig)
+        except ProcessLookupError:
+            pass

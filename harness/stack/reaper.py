@@ -1,0 +1,111 @@
+"""The run's reaper: nothing a run started outlives it (testcontainers' Ryuk, as a process).
+
+The harness starts ``python -m harness.stack.reaper RUN_ID`` with a pipe on stdin and tells
+it, one line each, every process group it starts (``+PGID``) and ends (``-PGID``). When the
+pipe closes, because the harness is done or because it died (even by SIGKILL), the reaper
+SIGKILLs every group still listed, then every process whose environment carries
+``N8N_CHAOS_RUN=RUN_ID``, and exits. It ignores SIGINT so a Ctrl-C in the terminal cannot
+take it down before it has done its job.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.stack.process import RUN_TAG
+
+
+def tagged_pids(run_id: str) -> list[int]:
+    """Pids of live processes whose environment carries this run's tag."""
+    needle = f"{RUN_TAG}={run_id}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def sweep(run_id: str, groups: set[int]) -> None:
+    for pgid in groups:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    for pid in tagged_pids(run_id):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def main(argv: list[str]) -> int:
+    run_id = argv[1]
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    groups: set[int] = set()
+    for line in sys.stdin:
+        op, pgid = line[:1], line[1:].strip()
+        if not pgid.isdigit():
+            continue
+        if op == "+":
+            groups.add(int(pgid))
+        elif op == "-":
+            groups.discard(int(pgid))
+    sweep(run_id, groups)
+    return 0
+
+
+class Reaper:
+    """The harness side: starts the reaper process and keeps it informed."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "harness.stack.reaper", run_id],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,
+            text=True,
+            env={k: v for k, v in os.environ.items() if k != RUN_TAG},
+        )
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def started(self, pgid: int) -> None:
+        self._send(f"+{pgid}")
+
+    def ended(self, pgid: int) -> None:
+        self._send(f"-{pgid}")
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Let the reaper sweep and exit; wait for it so the sweep is done when we return."""
+        if self._proc.stdin is not None and not self._proc.stdin.closed:
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+    def _send(self, line: str) -> None:
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(line + "\n")
+            self._proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # the reaper is gone; the sweep on close will report nothing
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

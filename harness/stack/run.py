@@ -1,0 +1,62 @@
+"""One run: its id, its directory (every log lives there), and its reaper."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.stack.process import ManagedProcess, RunAs
+from harness.stack.reaper import Reaper
+
+
+def default_runs_root() -> Path:
+    return Path(os.environ.get("N8N_CHAOS_RUNS", Path.cwd() / ".n8n-chaos" / "runs"))
+
+
+def new_run_id() -> str:
+    """Sortable by start time, unique across concurrent runs on one machine."""
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+@dataclass
+class RunContext:
+    run_id: str
+    run_dir: Path
+    reaper: Reaper
+
+    @classmethod
+    def create(cls, runs_root: Path | None = None) -> RunContext:
+        run_id = new_run_id()
+        run_dir = (runs_root or default_runs_root()) / run_id
+        (run_dir / "logs").mkdir(parents=True)
+        latest = run_dir.parent / "latest"
+        try:  # convenience only; a concurrent run may win the race
+            latest.unlink(missing_ok=True)
+            latest.symlink_to(run_id)
+        except OSError:
+            pass
+        return cls(run_id=run_id, run_dir=run_dir, reaper=Reaper(run_id))
+
+    def process(
+        self,
+        name: str,
+        argv: Sequence[str],
+        env: dict[str, str],
+        *,
+        run_as: RunAs | None = None,
+        cwd: Path | None = None,
+    ) -> ManagedProcess:
+        return ManagedProcess(
+            name=name,
+            argv=argv,
+            env=env,
+            log_path=self.run_dir / "logs" / f"{name}.log",
+            run_id=self.run_id,
+            registry=self.reaper,
+            run_as=run_as,
+            cwd=cwd,
+        )

@@ -1,0 +1,291 @@
+"""The whole queue-mode stack of one run, brought up from nothing and torn down fully.
+
+Topology (every arrow that a fault may cut is a Toxiproxy proxy)::
+
+    client --client_main--> main ----main_postgres/main_redis----> Postgres / Redis
+    client --client_webhook--> webhook processor (optional)
+    worker i --worker{i}_postgres / worker{i}_redis--> Postgres / Redis
+    worker i --worker{i}_<upstream>--> each upstream the caller names (e.g. the provider)
+    workflow ledger credential --ledger_postgres--> Postgres, database "ledger"
+
+Workflows reach an upstream through ``{{ $env.N8N_CHAOS_UPSTREAM_<NAME> }}``: each worker's
+variable holds the address of its own proxy, so a fault can target one worker's link.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError
+from harness.stack.install import DEFAULT_N8N_VERSION, Installation
+from harness.stack.n8n import N8nProcess, Role, SharedEnv
+from harness.stack.n8n_api import N8nApi, Owner, bootstrap_owner
+from harness.stack.ports import HOST, ensure_free, free_port
+from harness.stack.postgres import PostgresServer
+from harness.stack.readiness import wait_all_ready, wait_ready
+from harness.stack.redis import RedisServer
+from harness.stack.run import RunContext
+from harness.stack.toxiproxy import Proxy, ToxiproxyClient
+from harness.stack.toxiproxy_server import ToxiproxyServer
+
+LEDGER_DATABASE = "ledger"
+LEDGER_CREDENTIAL_NAME = "n8n-chaos ledger"
+
+Progress = Callable[[str], None]
+
+
+def _quiet(message: str) -> None:
+    del message
+
+
+def upstream_env_name(name: str) -> str:
+    return "N8N_CHAOS_UPSTREAM_" + name.upper().replace("-", "_")
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """Everything that shapes a stack; each field is also a CLI flag and a pytest option."""
+
+    workers: int = 2
+    webhook_processor: bool = False
+    n8n_version: str = DEFAULT_N8N_VERSION
+    # name -> "host:port" of an HTTP upstream the workflows call (proxied per worker).
+    upstreams: Mapping[str, str] = field(default_factory=dict)
+    # Extra or overriding n8n environment variables, e.g. QUEUE_WORKER_LOCK_DURATION.
+    n8n_env: Mapping[str, str] = field(default_factory=dict)
+    main_port: int | None = None
+    ready_timeout_s: float = 180.0
+    runs_root: Path | None = None
+    toxiproxy_seed: int = 0
+
+    def validate(self) -> None:
+        if self.workers < 1:
+            raise ConfigError(f"--workers must be at least 1, got {self.workers}")
+        for name, address in self.upstreams.items():
+            host, _, port = address.rpartition(":")
+            if not host or not port.isdigit():
+                raise ConfigError(f"upstream {name!r}: {address!r} is not HOST:PORT")
+
+
+@dataclass
+class Stack:
+    """A running stack: typed handles on every part. Create it with ``Stack.start``."""
+
+    config: StackConfig
+    run: RunContext
+    postgres: PostgresServer
+    redis: RedisServer
+    toxiproxy_server: ToxiproxyServer
+    toxiproxy: ToxiproxyClient
+    links: dict[str, str]          # proxy name -> upstream HOST:PORT
+    listen_ports: dict[str, int]   # proxy name -> port it listens on
+    proxies: dict[str, Proxy]      # filled once Toxiproxy runs
+    main: N8nProcess
+    workers: list[N8nProcess]
+    webhook: N8nProcess | None
+    owner: Owner | None = None
+    api: N8nApi | None = None
+    ledger_credential_id: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    # -- addresses --------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        """n8n main as a client reaches it (through the client_main proxy)."""
+        return f"http://{HOST}:{self.listen_ports['client_main']}"
+
+    @property
+    def webhook_base_url(self) -> str:
+        """Where production webhooks are delivered (the webhook processor if there is one)."""
+        name = "client_webhook" if self.webhook is not None else "client_main"
+        return f"http://{HOST}:{self.listen_ports[name]}/webhook"
+
+    @property
+    def postgres_dsn(self) -> str:
+        return self.postgres.dsn("n8n")
+
+    @property
+    def ledger_dsn(self) -> str:
+        return self.postgres.dsn(LEDGER_DATABASE)
+
+    @property
+    def redis_url(self) -> str:
+        return self.redis.url()
+
+    @property
+    def n8n_processes(self) -> list[N8nProcess]:
+        return [self.main, *self.workers, *([self.webhook] if self.webhook else [])]
+
+    def worker_upstream_proxy(self, worker_index: int, upstream: str) -> Proxy:
+        return self.proxies[f"worker{worker_index}_{upstream}"]
+
+    # -- bring-up ---------------------------------------------------------------------
+    @classmethod
+    def start(cls, installation: Installation, config: StackConfig,
+              progress: Progress = _quiet) -> Stack:
+        """Bring every part up and wait for real readiness; on any failure tear down first."""
+        config.validate()
+        if config.main_port is not None:
+            ensure_free(config.main_port, "n8n main")
+        run = RunContext.create(config.runs_root)
+        progress(f"run {run.run_id}: logs in {run.run_dir}")
+        stack: Stack | None = None
+        try:
+            stack = cls._assemble(installation, config, run)
+            stack._bring_up(progress)
+            return stack
+        except BaseException:
+            if stack is not None:
+                stack.stop(keep_data=True)
+            else:
+                run.reaper.close()
+            raise
+
+    @classmethod
+    def _assemble(cls, inst: Installation, config: StackConfig, run: RunContext) -> Stack:
+        """Create every process object with its ports; nothing is started yet."""
+        postgres = PostgresServer(inst.postgres_bin_dir, run, free_port())
+        redis = RedisServer(inst.redis_bin, run, free_port())
+        toxi = ToxiproxyServer(inst.toxiproxy_bin, run, free_port(), config.toxiproxy_seed)
+        main_port = config.main_port or free_port()
+        webhook_port = free_port()
+        links = _links(config, f"{HOST}:{postgres.port}", f"{HOST}:{redis.port}",
+                       main_port, webhook_port)
+        listen = {name: free_port() for name in links}
+
+        def client_url(proxy: str) -> str:
+            return f"http://{HOST}:{listen[proxy]}/"
+
+        shared = SharedEnv(
+            node_bin=inst.node_bin, n8n_bin=inst.n8n_bin, run_id=run.run_id,
+            encryption_key=secrets.token_hex(24), db_password=postgres.password,
+            webhook_url=client_url("client_webhook" if config.webhook_processor else "client_main"),
+            overrides=dict(config.n8n_env),
+        )
+
+        def n8n(name: str, role: Role, http_port: int, extra: dict[str, str]) -> N8nProcess:
+            upstreams = {upstream_env_name(u): client_url(f"{name}_{u}").rstrip("/")
+                         for u in config.upstreams if f"{name}_{u}" in listen}
+            return N8nProcess(name, role, run, shared, http_port, free_port(),
+                              listen[f"{name}_postgres"], listen[f"{name}_redis"],
+                              {**upstreams, **extra})
+
+        main = n8n("main", "main", main_port, {"N8N_DISABLE_PRODUCTION_MAIN_PROCESS": "true"}
+                   if config.webhook_processor else {})
+        workers = [n8n(f"worker{i}", "worker", free_port(), {}) for i in range(config.workers)]
+        webhook = n8n("webhook", "webhook", webhook_port, {}) if config.webhook_processor else None
+        return cls(config=config, run=run, postgres=postgres, redis=redis,
+                   toxiproxy_server=toxi, toxiproxy=ToxiproxyClient(toxi.api_url),
+                   links=links, listen_ports=listen, proxies={},
+                   main=main, workers=workers, webhook=webhook)
+
+    def _bring_up(self, progress: Progress) -> None:
+        started = time.monotonic()
+        progress("starting Postgres, Redis, Toxiproxy")
+        self.postgres.initdb()
+        for service in (self.postgres.process, self.redis.process, self.toxiproxy_server.process):
+            service.start()
+        self.timings.update(wait_all_ready(
+            [self.postgres.readiness(), self.redis.readiness(), self.toxiproxy_server.readiness()],
+            self.config.ready_timeout_s,
+        ))
+        for database in ("n8n", LEDGER_DATABASE):
+            self.postgres.create_database(database)
+        for name, upstream in self.links.items():
+            self.proxies[name] = self.toxiproxy.create_proxy(
+                name, upstream, listen=f"{HOST}:{self.listen_ports[name]}")
+
+        progress("starting n8n main (runs the database migrations)")
+        self.main.start()
+        self.timings["main"] = wait_ready(self.main.readiness(), self.config.ready_timeout_s)
+
+        others = [*self.workers, *([self.webhook] if self.webhook else [])]
+        progress(f"starting {len(self.workers)} worker(s)"
+                 + (" and the webhook processor" if self.webhook else ""))
+        for proc in others:
+            proc.start()
+        self.timings.update(wait_all_ready([p.readiness() for p in others],
+                                           self.config.ready_timeout_s))
+        progress("creating the owner, an API key and the ledger credential")
+        self.owner = bootstrap_owner(self.main.base_url)
+        self.api = N8nApi(self.main.base_url, self.owner.api_key)
+        self.ledger_credential_id = self.api.create_credential(
+            LEDGER_CREDENTIAL_NAME, "postgres", {
+                "host": HOST, "port": self.listen_ports["ledger_postgres"],
+                "database": LEDGER_DATABASE, "user": "postgres",
+                "password": self.postgres.password, "ssl": "disable",
+                "allowUnauthorizedCerts": False, "sshTunnel": False,
+            })
+        self.timings["total"] = time.monotonic() - started
+        self._write_state()
+
+    # -- state file (for `n8n-chaos down` and for humans) -----------------------------
+    def describe(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run.run_id,
+            "run_dir": str(self.run.run_dir),
+            "owner_pid": os.getpid(),
+            "reaper_pid": self.run.reaper.pid,
+            "n8n_version": self.config.n8n_version,
+            "n8n_url": self.base_url,
+            "webhook_base_url": self.webhook_base_url,
+            "owner_email": self.owner.email if self.owner else None,
+            "postgres_dsn": self.postgres_dsn,
+            "ledger_dsn": self.ledger_dsn,
+            "redis_url": self.redis_url,
+            "toxiproxy_api": self.toxiproxy_server.api_url,
+            "proxies": {name: {"listen": f"{HOST}:{port}", "upstream": self.links[name]}
+                        for name, port in self.listen_ports.items()},
+            "processes": {
+                p.name: p.pid for p in
+                [self.postgres.process, self.redis.process, self.toxiproxy_server.process,
+                 *(n.process for n in self.n8n_processes)]
+            },
+            "timings_s": {k: round(v, 2) for k, v in self.timings.items()},
+        }
+
+    def _write_state(self) -> None:
+        # Secrets (DB password, API key) are in here: the run dir is private to the user.
+        path = self.run.run_dir / "stack.json"
+        path.write_text(json.dumps(self.describe(), indent=2) + "\n")
+        path.chmod(0o600)
+
+    # -- teardown ---------------------------------------------------------------------
+    def stop(self, keep_data: bool = False) -> None:
+        """End every process this run started, in reverse order; never raises."""
+        if self.api is not None:
+            self.api.close()
+        procs = [p.process for p in reversed(self.n8n_processes) if p is not None]
+        procs += [self.toxiproxy_server.process, self.redis.process, self.postgres.process]
+        for proc in procs:
+            try:
+                proc.stop(grace_s=10.0)
+            except Exception:  # noqa: BLE001 - keep going, the reaper sweeps the rest
+                pass
+        self.toxiproxy.close()
+        self.run.reaper.close()
+        (self.run.run_dir / "stack.json").unlink(missing_ok=True)
+        if not keep_data:
+            self.postgres.remove_data()
+
+
+def _links(config: StackConfig, postgres: str, redis: str, main_port: int,
+           webhook_port: int) -> dict[str, str]:
+    """Every proxied link of the topology: proxy name -> upstream address."""
+    links = {"client_main": f"{HOST}:{main_port}", "main_postgres": postgres,
+             "main_redis": redis, "ledger_postgres": postgres}
+    links |= {f"main_{name}": address for name, address in config.upstreams.items()}
+    for i in range(config.workers):
+        links |= {f"worker{i}_postgres": postgres, f"worker{i}_redis": redis}
+        links |= {f"worker{i}_{name}": address for name, address in config.upstreams.items()}
+    if config.webhook_processor:
+        links |= {"client_webhook": f"{HOST}:{webhook_port}", "webhook_postgres": postgres,
+                  "webhook_redis": redis}
+    return links

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Everything a fresh machine needs before the harness runs: Redis from Debian, this package
+# with its Python dependencies, then the pinned real parts (Node, n8n, Postgres 17, Toxiproxy)
+# into the cache. Safe to run again: every step is skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v redis-server >/dev/null 2>&1; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "redis-server is missing: run 'sudo apt-get install -y redis-server' and retry" >&2
+    exit 1
+  fi
+  echo "== installing redis-server (apt)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq redis-server >/dev/null
+fi
+for tool in npm go; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "$tool is missing: install it first (see README, Requirements)" >&2; exit 1; }
+done
+
+echo "== installing n8n-chaos and its Python dependencies (pip)"
+python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -e '.[dev]'
+
+echo "== installing the real parts (cached after the first time)"
+python3 -m harness install "$@"

@@ -1,0 +1,194 @@
+"""Unit tests of the stack's own building blocks: no n8n, no real services."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.errors import ConfigError, InstallError, PortInUse, ServiceExited, ServiceStartTimeout
+from harness.stack.install import Installer, node_version_for
+from harness.stack.ports import HOST, ensure_free, free_port
+from harness.stack.readiness import Readiness, wait_ready
+from harness.stack.reaper import tagged_pids
+from harness.stack.run import RunContext
+from harness.stack.stack import StackConfig, _links
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes.
+    status = Path(f"/proc/{pid}/status").read_text()
+    return "State:\tZ" not in status
+
+
+def _wait_gone(pid: int, deadline_s: float = 10.0) -> bool:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_node_version_follows_n8n_engines() -> None:
+    assert node_version_for("2.40.7").startswith("24.")
+    assert node_version_for("2.33.7").startswith("22.")
+    with pytest.raises(ConfigError, match="supported"):
+        node_version_for("1.95.0")
+    with pytest.raises(ConfigError, match="MAJOR.MINOR.PATCH"):
+        node_version_for("latest")
+
+
+def test_missing_redis_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("N8N_CHAOS_REDIS_BIN", raising=False)
+    with pytest.raises(InstallError, match="apt-get install -y redis-server"):
+        Installer(cache_dir=tmp_path).install()
+
+
+def test_cached_part_is_not_installed_again(tmp_path: Path) -> None:
+    calls: list[Path] = []
+    installer = Installer(cache_dir=tmp_path)
+    first = installer._ensure("demo", "1.0", calls.append)
+    second = installer._ensure("demo", "1.0", calls.append)
+    assert first == second == tmp_path / "demo" / "1.0"
+    assert len(calls) == 1
+    assert (first / ".complete").exists()
+
+
+def test_failed_install_leaves_no_partial_part(tmp_path: Path) -> None:
+    def broken(target: Path) -> None:
+        (target / "half").write_text("x")
+        raise InstallError("boom")
+
+    with pytest.raises(InstallError):
+        Installer(cache_dir=tmp_path)._ensure("demo", "1.0", broken)
+    assert not (tmp_path / "demo" / "1.0").exists()
+    assert [p.name for p in (tmp_path / "demo").iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_port_in_use_names_the_port_and_the_fix() -> None:
+    with socket.socket() as holder:
+        holder.bind((HOST, 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        with pytest.raises(PortInUse, match=f"{port}.*already in use"):
+            ensure_free(port, "n8n main")
+    ensure_free(free_port(), "n8n main")
+
+
+def test_readiness_times_out_with_the_log_tail(tmp_path: Path) -> None:
+    run = RunContext.create(tmp_path)
+    try:
+        proc = run.process("sleeper", [sys.executable, "-c",
+                                       "print('still booting', flush=True); import time; time.sleep(60)"], {})
+        proc.start()
+        with pytest.raises(ServiceStartTimeout, match="still booting"):
+            wait_ready(Readiness("sleeper", lambda: False, proc), deadline_s=1.0, interval_s=0.05)
+        proc.stop()
+    finally:
+        run.reaper.close()
+
+
+def test_readiness_reports_an_exited_process_apart(tmp_path: Path) -> None:
+    run = RunContext.create(tmp_path)
+    try:
+        proc = run.process("crasher", [sys.executable, "-c",
+                                       "import sys; print('bad config', flush=True); sys.exit(3)"], {})
+        proc.start()
+        with pytest.raises(ServiceExited, match="code 3"):
+            wait_ready(Readiness("crasher", lambda: False, proc), deadline_s=30.0)
+    finally:
+        run.reaper.close()
+
+
+def test_stop_ends_the_whole_process_group(tmp_path: Path) -> None:
+    run = RunContext.create(tmp_path)
+    try:
+        # A parent that starts a child of its own, as n8n starts its task runner.
+        proc = run.process("parent", [
+            "bash", "-c", "sleep 300 & echo $! > child.pid; wait"], {}, cwd=tmp_path)
+        proc.start()
+        child_file = tmp_path / "child.pid"
+        assert wait_ready(Readiness("child", lambda: child_file.read_text().strip() != ""), 10) >= 0
+        child = int(child_file.read_text())
+        parent = proc.pid
+        assert parent is not None
+        proc.stop(grace_s=5)
+        assert _wait_gone(parent) and _wait_gone(child)
+        assert proc.pid is None  # a reaped pid is forgotten, never signalled again
+    finally:
+        run.reaper.close()
+
+
+def test_pause_and_resume_stop_and_continue_the_process(tmp_path: Path) -> None:
+    run = RunContext.create(tmp_path)
+    try:
+        proc = run.process("sleeper", ["sleep", "300"], {})
+        proc.start()
+        pid = proc.pid
+        assert pid is not None
+        proc.pause()
+        assert wait_ready(Readiness("stopped", lambda: "State:\tT" in Path(f"/proc/{pid}/status").read_text()), 5) >= 0
+        proc.resume()
+        assert wait_ready(Readiness("running", lambda: "State:\tS" in Path(f"/proc/{pid}/status").read_text()), 5) >= 0
+        proc.kill()
+        assert _wait_gone(pid)
+    finally:
+        run.reaper.close()
+
+
+def test_reaper_sweeps_when_its_owner_is_killed(tmp_path: Path) -> None:
+    """The owner (think: pytest) dies by SIGKILL; nothing it started may survive."""
+    script = tmp_path / "owner.py"
+    script.write_text(
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from harness.stack.run import RunContext\n"
+        f"run = RunContext.create(Path({str(tmp_path)!r}))\n"
+        # setsid'd grandchild that would escape a plain killpg of the owner
+        "p = run.process('svc', ['bash', '-c', 'setsid sleep 300 & sleep 300'], {})\n"
+        "p.start()\n"
+        "print(run.run_id, run.reaper.pid, p.pid, flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    owner = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                             cwd=Path(__file__).resolve().parents[2])
+    assert owner.stdout is not None
+    run_id, reaper_pid, svc_pid = owner.stdout.readline().split()
+    assert wait_ready(Readiness("grandchild", lambda: len(tagged_pids(run_id)) >= 3), 10) >= 0
+    owner.send_signal(signal.SIGKILL)
+    owner.wait()
+    assert _wait_gone(int(reaper_pid))
+    assert _wait_gone(int(svc_pid))
+    assert tagged_pids(run_id) == []
+
+
+def test_topology_proxies_every_link_a_fault_may_cut() -> None:
+    config = StackConfig(workers=2, webhook_processor=True, upstreams={"provider": "127.0.0.1:9"})
+    links = _links(config, "127.0.0.1:1", "127.0.0.1:2", 3, 4)
+    for i in (0, 1):
+        assert links[f"worker{i}_postgres"] == "127.0.0.1:1"
+        assert links[f"worker{i}_redis"] == "127.0.0.1:2"
+        assert links[f"worker{i}_provider"] == "127.0.0.1:9"
+    assert links["main_redis"] == "127.0.0.1:2"
+    assert links["client_main"] == "127.0.0.1:3"
+    assert links["client_webhook"] == "127.0.0.1:4"
+    assert links["ledger_postgres"] == "127.0.0.1:1"
+
+
+def test_bad_stack_config_is_refused() -> None:
+    with pytest.raises(ConfigError, match="--workers"):
+        StackConfig(workers=0).validate()
+    with pytest.raises(ConfigError, match="HOST:PORT"):
+        StackConfig(upstreams={"provider": "nowhere"}).validate()

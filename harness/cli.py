@@ -8,7 +8,6 @@ import signal
 import sys
 import threading
 import time
-from pathlib import Path
 from types import FrameType
 
 import click
@@ -21,8 +20,10 @@ from harness.stack.stack import Stack, StackConfig
 
 console = Console(stderr=True, highlight=False)
 
-_VERSION_HELP = (f"n8n version to run (default {DEFAULT_N8N_VERSION}; tested: "
-                 f"{', '.join(SUPPORTED_N8N_VERSIONS)}).")
+_VERSION_HELP = (
+    f"n8n version to run (default {DEFAULT_N8N_VERSION}; tested: "
+    f"{', '.join(SUPPORTED_N8N_VERSIONS)})."
+)
 
 
 def _installer(n8n_version: str) -> Installer:
@@ -63,34 +64,70 @@ def install(n8n_version: str) -> None:
         inst = _installer(n8n_version).install()
     except HarnessError as exc:
         _fail(exc)
-    console.print(f"ready in {time.monotonic() - started:.1f} s: n8n {inst.n8n_version} "
-                  f"at {inst.n8n_bin}")
+    console.print(
+        f"ready in {time.monotonic() - started:.1f} s: n8n {inst.n8n_version} at {inst.n8n_bin}"
+    )
 
 
 @main.command()
 @click.option("--workers", default=2, show_default=True, help="Number of n8n workers.")
-@click.option("--webhook-processor", is_flag=True,
-              help="Also run `n8n webhook`; production webhooks then go to it.")
+@click.option(
+    "--webhook-processor",
+    is_flag=True,
+    help="Also run `n8n webhook`; production webhooks then go to it.",
+)
 @click.option("--n8n-version", default=DEFAULT_N8N_VERSION, show_default=True, help=_VERSION_HELP)
-@click.option("--upstream", "upstreams", multiple=True, metavar="NAME=HOST:PORT",
-              help="An HTTP service workflows call, proxied per worker; workflows read its "
-                   "address from $env.N8N_CHAOS_UPSTREAM_<NAME>. Repeatable.")
-@click.option("--n8n-env", "n8n_env", multiple=True, metavar="VAR=VALUE",
-              help="Set or override an n8n environment variable. Repeatable.")
-@click.option("--port", "main_port", type=int, default=None,
-              help="Fixed port for n8n main (default: a free one).")
-@click.option("--ready-timeout", default=180.0, show_default=True,
-              help="Seconds each part may take to become ready.")
-@click.option("--keep", is_flag=True, help="On a failed start, leave the run's data for inspection.")
-def up(workers: int, webhook_processor: bool, n8n_version: str, upstreams: tuple[str, ...],
-       n8n_env: tuple[str, ...], main_port: int | None, ready_timeout: float,
-       keep: bool) -> None:
+@click.option(
+    "--upstream",
+    "upstreams",
+    multiple=True,
+    metavar="NAME=HOST:PORT",
+    help="An HTTP service workflows call, proxied per worker; workflows read its "
+    "address from $env.N8N_CHAOS_UPSTREAM_<NAME>. Repeatable.",
+)
+@click.option(
+    "--n8n-env",
+    "n8n_env",
+    multiple=True,
+    metavar="VAR=VALUE",
+    help="Set or override an n8n environment variable. Repeatable.",
+)
+@click.option(
+    "--port",
+    "main_port",
+    type=int,
+    default=None,
+    help="Fixed port for n8n main (default: a free one).",
+)
+@click.option(
+    "--ready-timeout",
+    default=180.0,
+    show_default=True,
+    help="Seconds each part may take to become ready.",
+)
+@click.option(
+    "--keep", is_flag=True, help="On a failed start, leave the run's data for inspection."
+)
+def up(
+    workers: int,
+    webhook_processor: bool,
+    n8n_version: str,
+    upstreams: tuple[str, ...],
+    n8n_env: tuple[str, ...],
+    main_port: int | None,
+    ready_timeout: float,
+    keep: bool,
+) -> None:
     """Start a stack and keep it running until Ctrl-C or `n8n-chaos down`."""
     try:
         config = StackConfig(
-            workers=workers, webhook_processor=webhook_processor, n8n_version=n8n_version,
-            upstreams=_pairs(upstreams, "--upstream"), n8n_env=_pairs(n8n_env, "--n8n-env"),
-            main_port=main_port, ready_timeout_s=ready_timeout,
+            workers=workers,
+            webhook_processor=webhook_processor,
+            n8n_version=n8n_version,
+            upstreams=_pairs(upstreams, "--upstream"),
+            n8n_env=_pairs(n8n_env, "--n8n-env"),
+            main_port=main_port,
+            ready_timeout_s=ready_timeout,
         )
         inst = _installer(n8n_version).install()
         with console.status("starting the stack") as status:
@@ -109,8 +146,9 @@ def up(workers: int, webhook_processor: bool, n8n_version: str, upstreams: tuple
     signal.signal(signal.SIGTERM, on_signal)
     info = stack.describe()
     console.print_json(json.dumps(info))
-    console.print(f"[green]stack up[/] in {info['timings_s']['total']} s; Ctrl-C or "
-                  "`n8n-chaos down` to stop")
+    console.print(
+        f"[green]stack up[/] in {info['timings_s']['total']} s; Ctrl-C or `n8n-chaos down` to stop"
+    )
     stopping.wait()
     console.print("stopping ...")
     stack.stop()
@@ -122,7 +160,8 @@ def up(workers: int, webhook_processor: bool, n8n_version: str, upstreams: tuple
 def down(timeout: float) -> None:
     """Stop every stack that `up` started from this directory's run folder."""
     root = default_runs_root()
-    states = sorted(root.glob("*/stack.json")) if root.exists() else []
+    runs = [p for p in root.iterdir() if p.is_dir() and not p.is_symlink()] if root.exists() else []
+    states = sorted(run / "stack.json" for run in runs if (run / "stack.json").exists())
     if not states:
         console.print(f"no running stack under {root}")
         return

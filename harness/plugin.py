@@ -21,16 +21,34 @@ from harness.stack.stack import Stack, StackConfig
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("n8n-chaos", "n8n chaos harness")
-    group.addoption("--n8n-version", default=None,
-                    help=f"n8n version of the stack (default {DEFAULT_N8N_VERSION})")
-    group.addoption("--n8n-workers", type=int, default=None,
-                    help="number of n8n workers in the session stack (default 2)")
-    group.addoption("--n8n-webhook-processor", action="store_true", default=False,
-                    help="also run `n8n webhook` and deliver production webhooks to it")
-    group.addoption("--n8n-ready-timeout", type=float, default=None,
-                    help="seconds each part may take to become ready (default 180)")
-    group.addoption("--n8n-runs-dir", default=None,
-                    help="where run directories (logs, evidence) go (default ./.n8n-chaos/runs)")
+    group.addoption(
+        "--n8n-version",
+        default=None,
+        help=f"n8n version of the stack (default {DEFAULT_N8N_VERSION})",
+    )
+    group.addoption(
+        "--n8n-workers",
+        type=int,
+        default=None,
+        help="number of n8n workers in the session stack (default 2)",
+    )
+    group.addoption(
+        "--n8n-webhook-processor",
+        action="store_true",
+        default=False,
+        help="also run `n8n webhook` and deliver production webhooks to it",
+    )
+    group.addoption(
+        "--n8n-ready-timeout",
+        type=float,
+        default=None,
+        help="seconds each part may take to become ready (default 180)",
+    )
+    group.addoption(
+        "--n8n-runs-dir",
+        default=None,
+        help="where run directories (logs, evidence) go (default ./.n8n-chaos/runs)",
+    )
 
 
 def _reporter_line(config: pytest.Config, message: str) -> None:
@@ -46,8 +64,9 @@ def n8n_chaos_upstreams() -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def n8n_chaos_config(pytestconfig: pytest.Config,
-                     n8n_chaos_upstreams: dict[str, str]) -> StackConfig:
+def n8n_chaos_config(
+    pytestconfig: pytest.Config, n8n_chaos_upstreams: dict[str, str]
+) -> StackConfig:
     opt = pytestconfig.getoption
     defaults = StackConfig()
     runs_dir = opt("--n8n-runs-dir")
@@ -56,15 +75,19 @@ def n8n_chaos_config(pytestconfig: pytest.Config,
         webhook_processor=bool(opt("--n8n-webhook-processor")),
         n8n_version=opt("--n8n-version") or defaults.n8n_version,
         upstreams=n8n_chaos_upstreams,
-        ready_timeout_s=(opt("--n8n-ready-timeout") if opt("--n8n-ready-timeout") is not None
-                         else defaults.ready_timeout_s),
+        ready_timeout_s=(
+            opt("--n8n-ready-timeout")
+            if opt("--n8n-ready-timeout") is not None
+            else defaults.ready_timeout_s
+        ),
         runs_root=Path(runs_dir) if runs_dir else None,
     )
 
 
 @pytest.fixture(scope="session")
-def n8n_chaos_installation(pytestconfig: pytest.Config,
-                           n8n_chaos_config: StackConfig) -> Installation:
+def n8n_chaos_installation(
+    pytestconfig: pytest.Config, n8n_chaos_config: StackConfig
+) -> Installation:
     def progress(part: str, message: str) -> None:
         _reporter_line(pytestconfig, f"install {part}: {message}")
 
@@ -72,13 +95,17 @@ def n8n_chaos_installation(pytestconfig: pytest.Config,
 
 
 @pytest.fixture(scope="session")
-def n8n_stack(pytestconfig: pytest.Config, n8n_chaos_installation: Installation,
-              n8n_chaos_config: StackConfig) -> Iterator[Stack]:
+def n8n_stack(
+    pytestconfig: pytest.Config, n8n_chaos_installation: Installation, n8n_chaos_config: StackConfig
+) -> Iterator[Stack]:
     """A real queue-mode stack for the whole session; everything ends at session end."""
-    stack = Stack.start(n8n_chaos_installation, n8n_chaos_config,
-                        progress=lambda m: _reporter_line(pytestconfig, m))
-    _reporter_line(pytestconfig, "stack ready: " + ", ".join(
-        f"{k} {v:.1f} s" for k, v in stack.timings.items()))
+    stack = Stack.start(
+        n8n_chaos_installation, n8n_chaos_config, progress=lambda m: _reporter_line(pytestconfig, m)
+    )
+    _reporter_line(
+        pytestconfig,
+        "stack ready: " + ", ".join(f"{k} {v:.1f} s" for k, v in stack.timings.items()),
+    )
     try:
         yield stack
     finally:

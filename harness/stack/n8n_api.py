@@ -16,9 +16,19 @@ import httpx
 from harness.errors import SetupError
 
 API_KEY_SCOPES = [
-    "workflow:create", "workflow:read", "workflow:list", "workflow:update", "workflow:delete",
-    "workflow:activate", "workflow:deactivate", "execution:read", "execution:list",
-    "execution:retry", "execution:stop", "execution:delete", "credential:create",
+    "workflow:create",
+    "workflow:read",
+    "workflow:list",
+    "workflow:update",
+    "workflow:delete",
+    "workflow:activate",
+    "workflow:deactivate",
+    "execution:read",
+    "execution:list",
+    "execution:retry",
+    "execution:stop",
+    "execution:delete",
+    "credential:create",
     "credential:delete",
 ]
 
@@ -36,9 +46,7 @@ class Owner:
 def _check(response: httpx.Response, doing: str) -> Any:
     if response.is_success:
         return response.json() if response.content else None
-    raise SetupError(
-        f"n8n refused to {doing}: HTTP {response.status_code} {response.text[:500]}"
-    )
+    raise SetupError(f"n8n refused to {doing}: HTTP {response.status_code} {response.text[:500]}")
 
 
 def bootstrap_owner(base_url: str) -> Owner:
@@ -46,12 +54,29 @@ def bootstrap_owner(base_url: str) -> Owner:
     email = "chaos-owner@n8n-chaos.invalid"
     password = "Chaos-" + secrets.token_urlsafe(16) + "9"  # n8n wants a digit and an uppercase
     with httpx.Client(base_url=base_url, timeout=30) as client:
-        _check(client.post("/rest/owner/setup", json={
-            "email": email, "firstName": "Chaos", "lastName": "Owner", "password": password,
-        }), "set up the owner account")
-        created = _check(client.post("/rest/api-keys", json={
-            "label": "n8n-chaos", "scopes": API_KEY_SCOPES, "expiresAt": None,
-        }), "create an API key")
+        _check(
+            client.post(
+                "/rest/owner/setup",
+                json={
+                    "email": email,
+                    "firstName": "Chaos",
+                    "lastName": "Owner",
+                    "password": password,
+                },
+            ),
+            "set up the owner account",
+        )
+        created = _check(
+            client.post(
+                "/rest/api-keys",
+                json={
+                    "label": "n8n-chaos",
+                    "scopes": API_KEY_SCOPES,
+                    "expiresAt": None,
+                },
+            ),
+            "create an API key",
+        )
     raw = created.get("data", created)["rawApiKey"]
     return Owner(email=email, password=password, api_key=str(raw))
 
@@ -62,7 +87,9 @@ class N8nApi:
     def __init__(self, base_url: str, api_key: str, timeout_s: float = 30.0) -> None:
         self.base_url = base_url
         self._client = httpx.Client(
-            base_url=f"{base_url}/api/v1", headers={"X-N8N-API-KEY": api_key}, timeout=timeout_s,
+            base_url=f"{base_url}/api/v1",
+            headers={"X-N8N-API-KEY": api_key},
+            timeout=timeout_s,
         )
 
     def close(self) -> None:
@@ -70,16 +97,25 @@ class N8nApi:
 
     # -- credentials and workflows ----------------------------------------------------
     def create_credential(self, name: str, type_: str, data: dict[str, Any]) -> str:
-        body = _check(self._client.post("/credentials", json={
-            "name": name, "type": type_, "data": data,
-        }), f"create credential {name!r}")
+        body = _check(
+            self._client.post(
+                "/credentials",
+                json={
+                    "name": name,
+                    "type": type_,
+                    "data": data,
+                },
+            ),
+            f"create credential {name!r}",
+        )
         return str(body["id"])
 
     def create_workflow(self, workflow: dict[str, Any]) -> str:
         body = {k: workflow[k] for k in _WORKFLOW_FIELDS if k in workflow}
         body.setdefault("settings", {"executionOrder": "v1"})
-        created = _check(self._client.post("/workflows", json=body),
-                         f"create workflow {workflow.get('name')!r}")
+        created = _check(
+            self._client.post("/workflows", json=body), f"create workflow {workflow.get('name')!r}"
+        )
         return str(created["id"])
 
     def publish(self, workflow_id: str) -> None:
@@ -101,26 +137,40 @@ class N8nApi:
 
     def execution(self, execution_id: str, include_data: bool = False) -> dict[str, Any]:
         params = {"includeData": "true" if include_data else "false"}
-        return dict(_check(self._client.get(f"/executions/{execution_id}", params=params),
-                           f"read execution {execution_id}"))
+        return dict(
+            _check(
+                self._client.get(f"/executions/{execution_id}", params=params),
+                f"read execution {execution_id}",
+            )
+        )
 
     def retry_execution(self, execution_id: str, load_workflow: bool = False) -> dict[str, Any]:
         """The operator's "retry" of a failed or crashed execution (a new execution)."""
-        return dict(_check(self._client.post(f"/executions/{execution_id}/retry",
-                                             json={"loadWorkflow": load_workflow}),
-                           f"retry execution {execution_id}"))
+        return dict(
+            _check(
+                self._client.post(
+                    f"/executions/{execution_id}/retry", json={"loadWorkflow": load_workflow}
+                ),
+                f"retry execution {execution_id}",
+            )
+        )
+
+
+_PREFLIGHT = {"Origin": "http://127.0.0.1", "Access-Control-Request-Method": "POST"}
 
 
 def wait_webhook_live(webhook_url: str, deadline_s: float = 60.0) -> float:
     """Poll a production webhook until it is registered (publication is async on 2.40+).
 
-    The probe is a CORS preflight (OPTIONS): n8n answers it from the webhook registry
-    without running the workflow, 404 while the path is not registered. No delivery is sent.
+    The probe is a CORS preflight (OPTIONS with an Origin): n8n looks the path up in its
+    webhook registry without running the workflow, and answers 404 while the path is not
+    registered. (Without an Origin header n8n answers every OPTIONS with 204.) No delivery
+    is sent.
     """
     started = time.monotonic()
     while True:
         try:
-            status = httpx.options(webhook_url, timeout=10).status_code
+            status = httpx.options(webhook_url, headers=_PREFLIGHT, timeout=10).status_code
         except httpx.TransportError:
             status = 0
         if status not in (0, 404):

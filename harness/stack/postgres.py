@@ -46,11 +46,24 @@ class PostgresServer:
         self.process: ManagedProcess = run.process(
             "postgres",
             [
-                str(bin_dir / "postgres"), "-D", str(self.data_dir), "-p", str(port),
-                "-c", f"listen_addresses={HOST}", "-c", "unix_socket_directories=",
-                "-c", "max_connections=300",
+                str(bin_dir / "postgres"),
+                "-D",
+                str(self.data_dir),
+                "-p",
+                str(port),
+                "-c",
+                f"listen_addresses={HOST}",
+                "-c",
+                "unix_socket_directories=",
+                "-c",
+                "max_connections=300",
                 # Durability is not under test here (the provider's ledger is SQLite); speed is.
-                "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+                "-c",
+                "fsync=off",
+                "-c",
+                "synchronous_commit=off",
+                "-c",
+                "full_page_writes=off",
             ],
             env={"LANG": "C", "PATH": os.environ.get("PATH", "")},
             run_as=self.run_as,
@@ -63,14 +76,27 @@ class PostgresServer:
             for path in (self.base_dir, pwfile):
                 os.chown(path, self.run_as.uid, self.run_as.gid)
         argv = [
-            str(self.bin_dir / "initdb"), "-D", str(self.data_dir), "-U", SUPERUSER,
-            f"--pwfile={pwfile}", "--auth=scram-sha-256", "-E", "UTF8", "--no-sync",
+            str(self.bin_dir / "initdb"),
+            "-D",
+            str(self.data_dir),
+            "-U",
+            SUPERUSER,
+            f"--pwfile={pwfile}",
+            "--auth=scram-sha-256",
+            "-E",
+            "UTF8",
+            "--no-sync",
             "--locale=C",
         ]
         with self._init_log.open("wb") as log:
             result = subprocess.run(
-                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                preexec_fn=child_setup(self.run_as), env={"LANG": "C"}, check=False,
+                argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=child_setup(self.run_as),
+                env={"LANG": "C"},
+                check=False,
             )
         pwfile.unlink()
         if result.returncode != 0:
@@ -78,9 +104,7 @@ class PostgresServer:
             raise ServiceError("postgres", f"initdb failed with exit {result.returncode}", tail)
 
     def dsn(self, database: str = "postgres", port: int | None = None) -> str:
-        return (
-            f"postgresql://{SUPERUSER}:{self.password}@{HOST}:{port or self.port}/{database}"
-        )
+        return f"postgresql://{SUPERUSER}:{self.password}@{HOST}:{port or self.port}/{database}"
 
     def readiness(self) -> Readiness:
         def probe() -> bool:

@@ -8,6 +8,7 @@ announced to the run's reaper (so it dies even when the parent was SIGKILLed).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -76,7 +77,7 @@ class ManagedProcess:
         with self.log_path.open("ab") as log:
             log.write(f"\n=== n8n-chaos: starting {self.name}: {' '.join(self.argv)}\n".encode())
             log.flush()
-            self._popen = subprocess.Popen(  # noqa: S603 - argv is built by the harness
+            self._popen = subprocess.Popen(
                 list(self.argv),
                 env={**self.env, RUN_TAG: self.run_id},
                 cwd=self.cwd,
@@ -84,7 +85,7 @@ class ManagedProcess:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=child_setup(self.run_as),  # noqa: PLW1509 - needed for setuid+pdeathsig
+                preexec_fn=child_setup(self.run_as),
             )
         self.registry.started(self._popen.pid)
 
@@ -96,10 +97,8 @@ class ManagedProcess:
         if popen.poll() is None:
             self._signal_group(signal.SIGTERM)
             self._signal_group(signal.SIGCONT)  # a paused process cannot act on SIGTERM
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 popen.wait(timeout=grace_s)
-            except subprocess.TimeoutExpired:
-                pass
         self._signal_group(signal.SIGKILL)  # leftovers of the group, e.g. task runners
         self._reap(popen)
 
@@ -156,7 +155,5 @@ class ManagedProcess:
     def _signal_group(self, sig: signal.Signals) -> None:
         if self._popen is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self._popen.pid, sig)
-        except ProcessLookupError:
-            pass

@@ -1,7 +1,9 @@
 """Wait for a real readiness signal with one deadline (mirakuru's model).
 
 "The process died" is reported apart from "not ready yet", and both errors carry the tail
-of the service's log so the user sees why.
+of the service's log so the user sees why. A probe that raises a HarnessError has found a
+definite problem (e.g. a failed publication) and stops the wait at once; any other
+exception from a probe means "not yet".
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.errors import ServiceStartTimeout
+from harness.errors import HarnessError, ServiceStartTimeout
 from harness.stack.process import ManagedProcess
 
 Probe = Callable[[], bool]
+POLL_INTERVAL_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -24,50 +27,49 @@ class Readiness:
     probe: Probe
     process: ManagedProcess | None = None
 
-
-def wait_ready(readiness: Readiness, deadline_s: float, interval_s: float = 0.2) -> float:
-    """Block until the probe passes; return the seconds it took. One deadline, no retries."""
-    started = time.monotonic()
-    last_error = "probe never passed"
-    while True:
-        if readiness.process is not None:
-            readiness.process.ensure_running()
+    def check(self) -> tuple[bool, str]:
+        """One probe: (ready, why not). Raises if the process died or the probe found a fault."""
+        if self.process is not None:
+            self.process.ensure_running()
         try:
-            if readiness.probe():
-                return time.monotonic() - started
-        except Exception as exc:  # noqa: BLE001 - any probe failure means "not yet"
-            last_error = f"{type(exc).__name__}: {exc}"
-        if time.monotonic() - started > deadline_s:
-            tail = readiness.process.log_tail() if readiness.process is not None else ""
-            raise ServiceStartTimeout(
-                readiness.what,
-                f"not ready after {deadline_s:.0f} s (last probe: {last_error}); raise the "
-                f"deadline with --ready-timeout if this machine is slow",
-                tail,
-            )
-        time.sleep(interval_s)  # a poll with a deadline, the readiness signal is the probe
+            return self.probe(), "probe returned false"
+        except HarnessError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any other probe failure means "not yet"
+            return False, f"{type(exc).__name__}: {exc}"
+
+    def timeout(self, deadline_s: float, last: str) -> ServiceStartTimeout:
+        tail = self.process.log_tail() if self.process is not None else ""
+        return ServiceStartTimeout(
+            self.what,
+            f"not ready after {deadline_s:.0f} s (last probe: {last}); raise the deadline "
+            "(--ready-timeout / --n8n-ready-timeout) if this machine is slow",
+            tail,
+        )
 
 
-def wait_all_ready(items: list[Readiness], deadline_s: float) -> dict[str, float]:
+def wait_ready(
+    readiness: Readiness, deadline_s: float, interval_s: float = POLL_INTERVAL_S
+) -> float:
+    """Block until the probe passes; return the seconds it took."""
+    return wait_all_ready([readiness], deadline_s, interval_s)[readiness.what]
+
+
+def wait_all_ready(
+    items: list[Readiness], deadline_s: float, interval_s: float = POLL_INTERVAL_S
+) -> dict[str, float]:
     """Wait for several services that start in parallel; return each one's time to ready."""
     started = time.monotonic()
     pending = {item.what: item for item in items}
     took: dict[str, float] = {}
-    while pending:
+    while True:
         for what, item in list(pending.items()):
-            remaining = deadline_s - (time.monotonic() - started)
-            if item.process is not None:
-                item.process.ensure_running()
-            try:
-                ready = item.probe()
-            except Exception:  # noqa: BLE001 - not yet
-                ready = False
+            ready, why_not = item.check()
             if ready:
                 took[what] = time.monotonic() - started
                 del pending[what]
-            elif remaining <= 0:
-                wait_ready(item, 0)  # raises the timeout with the diagnostics
-        if pending:
-            time.sleep(0.2)
-    return took
-
+            elif time.monotonic() - started > deadline_s:
+                raise item.timeout(deadline_s, why_not)
+        if not pending:
+            return took
+        time.sleep(interval_s)  # a poll with a deadline; the readiness signal is the probe

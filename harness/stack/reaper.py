@@ -10,6 +10,7 @@ take it down before it has done its job.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -37,15 +38,11 @@ def tagged_pids(run_id: str) -> list[int]:
 
 def sweep(run_id: str, groups: set[int]) -> None:
     for pgid in groups:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
     for pid in tagged_pids(run_id):
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def main(argv: list[str]) -> int:

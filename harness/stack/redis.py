@@ -20,8 +20,19 @@ class RedisServer:
         self.process: ManagedProcess = run.process(
             "redis",
             [
-                str(binary), "--bind", HOST, "--port", str(port), "--save", "", "--appendonly",
-                "no", "--dir", str(data_dir), "--protected-mode", "yes",
+                str(binary),
+                "--bind",
+                HOST,
+                "--port",
+                str(port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(data_dir),
+                "--protected-mode",
+                "yes",
             ],
             env={},
         )

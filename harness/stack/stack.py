@@ -14,6 +14,7 @@ variable holds the address of its own proxy, so a fault can target one worker's 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.stack.deploy import DeployedWorkflow, deploy
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation
 from harness.stack.n8n import N8nProcess, Role, SharedEnv
 from harness.stack.n8n_api import N8nApi, Owner, bootstrap_owner
@@ -84,9 +86,9 @@ class Stack:
     redis: RedisServer
     toxiproxy_server: ToxiproxyServer
     toxiproxy: ToxiproxyClient
-    links: dict[str, str]          # proxy name -> upstream HOST:PORT
-    listen_ports: dict[str, int]   # proxy name -> port it listens on
-    proxies: dict[str, Proxy]      # filled once Toxiproxy runs
+    links: dict[str, str]  # proxy name -> upstream HOST:PORT
+    listen_ports: dict[str, int]  # proxy name -> port it listens on
+    proxies: dict[str, Proxy]  # filled once Toxiproxy runs
     main: N8nProcess
     workers: list[N8nProcess]
     webhook: N8nProcess | None
@@ -128,8 +130,9 @@ class Stack:
 
     # -- bring-up ---------------------------------------------------------------------
     @classmethod
-    def start(cls, installation: Installation, config: StackConfig,
-              progress: Progress = _quiet) -> Stack:
+    def start(
+        cls, installation: Installation, config: StackConfig, progress: Progress = _quiet
+    ) -> Stack:
         """Bring every part up and wait for real readiness; on any failure tear down first."""
         config.validate()
         if config.main_port is not None:
@@ -156,35 +159,64 @@ class Stack:
         toxi = ToxiproxyServer(inst.toxiproxy_bin, run, free_port(), config.toxiproxy_seed)
         main_port = config.main_port or free_port()
         webhook_port = free_port()
-        links = _links(config, f"{HOST}:{postgres.port}", f"{HOST}:{redis.port}",
-                       main_port, webhook_port)
+        links = _links(
+            config, f"{HOST}:{postgres.port}", f"{HOST}:{redis.port}", main_port, webhook_port
+        )
         listen = {name: free_port() for name in links}
 
         def client_url(proxy: str) -> str:
             return f"http://{HOST}:{listen[proxy]}/"
 
         shared = SharedEnv(
-            node_bin=inst.node_bin, n8n_bin=inst.n8n_bin, run_id=run.run_id,
-            encryption_key=secrets.token_hex(24), db_password=postgres.password,
+            node_bin=inst.node_bin,
+            n8n_bin=inst.n8n_bin,
+            run_id=run.run_id,
+            encryption_key=secrets.token_hex(24),
+            db_password=postgres.password,
             webhook_url=client_url("client_webhook" if config.webhook_processor else "client_main"),
             overrides=dict(config.n8n_env),
         )
 
         def n8n(name: str, role: Role, http_port: int, extra: dict[str, str]) -> N8nProcess:
-            upstreams = {upstream_env_name(u): client_url(f"{name}_{u}").rstrip("/")
-                         for u in config.upstreams if f"{name}_{u}" in listen}
-            return N8nProcess(name, role, run, shared, http_port, free_port(),
-                              listen[f"{name}_postgres"], listen[f"{name}_redis"],
-                              {**upstreams, **extra})
+            upstreams = {
+                upstream_env_name(u): client_url(f"{name}_{u}").rstrip("/")
+                for u in config.upstreams
+                if f"{name}_{u}" in listen
+            }
+            return N8nProcess(
+                name,
+                role,
+                run,
+                shared,
+                http_port,
+                free_port(),
+                listen[f"{name}_postgres"],
+                listen[f"{name}_redis"],
+                {**upstreams, **extra},
+            )
 
-        main = n8n("main", "main", main_port, {"N8N_DISABLE_PRODUCTION_MAIN_PROCESS": "true"}
-                   if config.webhook_processor else {})
+        main = n8n(
+            "main",
+            "main",
+            main_port,
+            {"N8N_DISABLE_PRODUCTION_MAIN_PROCESS": "true"} if config.webhook_processor else {},
+        )
         workers = [n8n(f"worker{i}", "worker", free_port(), {}) for i in range(config.workers)]
         webhook = n8n("webhook", "webhook", webhook_port, {}) if config.webhook_processor else None
-        return cls(config=config, run=run, postgres=postgres, redis=redis,
-                   toxiproxy_server=toxi, toxiproxy=ToxiproxyClient(toxi.api_url),
-                   links=links, listen_ports=listen, proxies={},
-                   main=main, workers=workers, webhook=webhook)
+        return cls(
+            config=config,
+            run=run,
+            postgres=postgres,
+            redis=redis,
+            toxiproxy_server=toxi,
+            toxiproxy=ToxiproxyClient(toxi.api_url),
+            links=links,
+            listen_ports=listen,
+            proxies={},
+            main=main,
+            workers=workers,
+            webhook=webhook,
+        )
 
     def _bring_up(self, progress: Progress) -> None:
         started = time.monotonic()
@@ -192,39 +224,68 @@ class Stack:
         self.postgres.initdb()
         for service in (self.postgres.process, self.redis.process, self.toxiproxy_server.process):
             service.start()
-        self.timings.update(wait_all_ready(
-            [self.postgres.readiness(), self.redis.readiness(), self.toxiproxy_server.readiness()],
-            self.config.ready_timeout_s,
-        ))
+        self.timings.update(
+            wait_all_ready(
+                [
+                    self.postgres.readiness(),
+                    self.redis.readiness(),
+                    self.toxiproxy_server.readiness(),
+                ],
+                self.config.ready_timeout_s,
+            )
+        )
         for database in ("n8n", LEDGER_DATABASE):
             self.postgres.create_database(database)
         for name, upstream in self.links.items():
             self.proxies[name] = self.toxiproxy.create_proxy(
-                name, upstream, listen=f"{HOST}:{self.listen_ports[name]}")
+                name, upstream, listen=f"{HOST}:{self.listen_ports[name]}"
+            )
 
         progress("starting n8n main (runs the database migrations)")
         self.main.start()
         self.timings["main"] = wait_ready(self.main.readiness(), self.config.ready_timeout_s)
 
         others = [*self.workers, *([self.webhook] if self.webhook else [])]
-        progress(f"starting {len(self.workers)} worker(s)"
-                 + (" and the webhook processor" if self.webhook else ""))
+        progress(
+            f"starting {len(self.workers)} worker(s)"
+            + (" and the webhook processor" if self.webhook else "")
+        )
         for proc in others:
             proc.start()
-        self.timings.update(wait_all_ready([p.readiness() for p in others],
-                                           self.config.ready_timeout_s))
+        self.timings.update(
+            wait_all_ready([p.readiness() for p in others], self.config.ready_timeout_s)
+        )
         progress("creating the owner, an API key and the ledger credential")
         self.owner = bootstrap_owner(self.main.base_url)
         self.api = N8nApi(self.main.base_url, self.owner.api_key)
         self.ledger_credential_id = self.api.create_credential(
-            LEDGER_CREDENTIAL_NAME, "postgres", {
-                "host": HOST, "port": self.listen_ports["ledger_postgres"],
-                "database": LEDGER_DATABASE, "user": "postgres",
-                "password": self.postgres.password, "ssl": "disable",
-                "allowUnauthorizedCerts": False, "sshTunnel": False,
-            })
+            LEDGER_CREDENTIAL_NAME,
+            "postgres",
+            {
+                "host": HOST,
+                "port": self.listen_ports["ledger_postgres"],
+                "database": LEDGER_DATABASE,
+                "user": "postgres",
+                "password": self.postgres.password,
+                "ssl": "disable",
+                "allowUnauthorizedCerts": False,
+                "sshTunnel": False,
+            },
+        )
         self.timings["total"] = time.monotonic() - started
         self._write_state()
+
+    # -- workflows --------------------------------------------------------------------
+    def deploy(self, workflow: dict[str, Any]) -> DeployedWorkflow:
+        """Create, bind the ledger credential, publish, and wait for the webhook to be live."""
+        assert self.api is not None and self.ledger_credential_id is not None
+        return deploy(
+            self.api,
+            self.postgres_dsn,
+            workflow,
+            self.webhook_base_url,
+            {LEDGER_CREDENTIAL_NAME: self.ledger_credential_id},
+        )
 
     # -- state file (for `n8n-chaos down` and for humans) -----------------------------
     def describe(self) -> dict[str, Any]:
@@ -241,12 +302,18 @@ class Stack:
             "ledger_dsn": self.ledger_dsn,
             "redis_url": self.redis_url,
             "toxiproxy_api": self.toxiproxy_server.api_url,
-            "proxies": {name: {"listen": f"{HOST}:{port}", "upstream": self.links[name]}
-                        for name, port in self.listen_ports.items()},
+            "proxies": {
+                name: {"listen": f"{HOST}:{port}", "upstream": self.links[name]}
+                for name, port in self.listen_ports.items()
+            },
             "processes": {
-                p.name: p.pid for p in
-                [self.postgres.process, self.redis.process, self.toxiproxy_server.process,
-                 *(n.process for n in self.n8n_processes)]
+                p.name: p.pid
+                for p in [
+                    self.postgres.process,
+                    self.redis.process,
+                    self.toxiproxy_server.process,
+                    *(n.process for n in self.n8n_processes),
+                ]
             },
             "timings_s": {k: round(v, 2) for k, v in self.timings.items()},
         }
@@ -265,10 +332,8 @@ class Stack:
         procs = [p.process for p in reversed(self.n8n_processes) if p is not None]
         procs += [self.toxiproxy_server.process, self.redis.process, self.postgres.process]
         for proc in procs:
-            try:
+            with contextlib.suppress(Exception):
                 proc.stop(grace_s=10.0)
-            except Exception:  # noqa: BLE001 - keep going, the reaper sweeps the rest
-                pass
         self.toxiproxy.close()
         self.run.reaper.close()
         (self.run.run_dir / "stack.json").unlink(missing_ok=True)
@@ -276,16 +341,24 @@ class Stack:
             self.postgres.remove_data()
 
 
-def _links(config: StackConfig, postgres: str, redis: str, main_port: int,
-           webhook_port: int) -> dict[str, str]:
+def _links(
+    config: StackConfig, postgres: str, redis: str, main_port: int, webhook_port: int
+) -> dict[str, str]:
     """Every proxied link of the topology: proxy name -> upstream address."""
-    links = {"client_main": f"{HOST}:{main_port}", "main_postgres": postgres,
-             "main_redis": redis, "ledger_postgres": postgres}
+    links = {
+        "client_main": f"{HOST}:{main_port}",
+        "main_postgres": postgres,
+        "main_redis": redis,
+        "ledger_postgres": postgres,
+    }
     links |= {f"main_{name}": address for name, address in config.upstreams.items()}
     for i in range(config.workers):
         links |= {f"worker{i}_postgres": postgres, f"worker{i}_redis": redis}
         links |= {f"worker{i}_{name}": address for name, address in config.upstreams.items()}
     if config.webhook_processor:
-        links |= {"client_webhook": f"{HOST}:{webhook_port}", "webhook_postgres": postgres,
-                  "webhook_redis": redis}
+        links |= {
+            "client_webhook": f"{HOST}:{webhook_port}",
+            "webhook_postgres": postgres,
+            "webhook_redis": redis,
+        }
     return links

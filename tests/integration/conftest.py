@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.support.upstream import UpstreamState, running_upstream
+
+
+@pytest.fixture(scope="session")
+def echo_upstream() -> Iterator[tuple[str, UpstreamState]]:
+    with running_upstream() as upstream:
+        yield upstream
+
+
+@pytest.fixture(scope="session")
+def n8n_chaos_upstreams(echo_upstream: tuple[str, UpstreamState]) -> dict[str, str]:
+    return {"echo": echo_upstream[0]}

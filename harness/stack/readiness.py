@@ -35,7 +35,7 @@ class Readiness:
             return self.probe(), "probe returned false"
         except HarnessError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any other probe failure means "not yet"
+        except Exception as exc:  # any other probe failure means "not yet"
             return False, f"{type(exc).__name__}: {exc}"
 
     def timeout(self, deadline_s: float, last: str) -> ServiceStartTimeout:

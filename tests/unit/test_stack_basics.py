@@ -45,7 +45,7 @@ def test_node_version_follows_n8n_engines() -> None:
     assert node_version_for("2.33.7").startswith("22.")
     with pytest.raises(ConfigError, match="supported"):
         node_version_for("1.95.0")
-    with pytest.raises(ConfigError, match="MAJOR.MINOR.PATCH"):
+    with pytest.raises(ConfigError, match=r"MAJOR\.MINOR\.PATCH"):
         node_version_for("latest")
 
 
@@ -90,8 +90,15 @@ def test_port_in_use_names_the_port_and_the_fix() -> None:
 def test_readiness_times_out_with_the_log_tail(tmp_path: Path) -> None:
     run = RunContext.create(tmp_path)
     try:
-        proc = run.process("sleeper", [sys.executable, "-c",
-                                       "print('still booting', flush=True); import time; time.sleep(60)"], {})
+        proc = run.process(
+            "sleeper",
+            [
+                sys.executable,
+                "-c",
+                "print('still booting', flush=True); import time; time.sleep(60)",
+            ],
+            {},
+        )
         proc.start()
         with pytest.raises(ServiceStartTimeout, match="still booting"):
             wait_ready(Readiness("sleeper", lambda: False, proc), deadline_s=1.0, interval_s=0.05)
@@ -103,8 +110,11 @@ def test_readiness_times_out_with_the_log_tail(tmp_path: Path) -> None:
 def test_readiness_reports_an_exited_process_apart(tmp_path: Path) -> None:
     run = RunContext.create(tmp_path)
     try:
-        proc = run.process("crasher", [sys.executable, "-c",
-                                       "import sys; print('bad config', flush=True); sys.exit(3)"], {})
+        proc = run.process(
+            "crasher",
+            [sys.executable, "-c", "import sys; print('bad config', flush=True); sys.exit(3)"],
+            {},
+        )
         proc.start()
         with pytest.raises(ServiceExited, match="code 3"):
             wait_ready(Readiness("crasher", lambda: False, proc), deadline_s=30.0)
@@ -116,8 +126,9 @@ def test_stop_ends_the_whole_process_group(tmp_path: Path) -> None:
     run = RunContext.create(tmp_path)
     try:
         # A parent that starts a child of its own, as n8n starts its task runner.
-        proc = run.process("parent", [
-            "bash", "-c", "sleep 300 & echo $! > child.pid; wait"], {}, cwd=tmp_path)
+        proc = run.process(
+            "parent", ["bash", "-c", "sleep 300 & echo $! > child.pid; wait"], {}, cwd=tmp_path
+        )
         proc.start()
         child_file = tmp_path / "child.pid"
         assert wait_ready(Readiness("child", lambda: child_file.read_text().strip() != ""), 10) >= 0
@@ -139,9 +150,25 @@ def test_pause_and_resume_stop_and_continue_the_process(tmp_path: Path) -> None:
         pid = proc.pid
         assert pid is not None
         proc.pause()
-        assert wait_ready(Readiness("stopped", lambda: "State:\tT" in Path(f"/proc/{pid}/status").read_text()), 5) >= 0
+        assert (
+            wait_ready(
+                Readiness(
+                    "stopped", lambda: "State:\tT" in Path(f"/proc/{pid}/status").read_text()
+                ),
+                5,
+            )
+            >= 0
+        )
         proc.resume()
-        assert wait_ready(Readiness("running", lambda: "State:\tS" in Path(f"/proc/{pid}/status").read_text()), 5) >= 0
+        assert (
+            wait_ready(
+                Readiness(
+                    "running", lambda: "State:\tS" in Path(f"/proc/{pid}/status").read_text()
+                ),
+                5,
+            )
+            >= 0
+        )
         proc.kill()
         assert _wait_gone(pid)
     finally:
@@ -162,8 +189,12 @@ def test_reaper_sweeps_when_its_owner_is_killed(tmp_path: Path) -> None:
         "print(run.run_id, run.reaper.pid, p.pid, flush=True)\n"
         "time.sleep(300)\n"
     )
-    owner = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
-                             cwd=Path(__file__).resolve().parents[2])
+    owner = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert owner.stdout is not None
     run_id, reaper_pid, svc_pid = owner.stdout.readline().split()
     assert wait_ready(Readiness("grandchild", lambda: len(tagged_pids(run_id)) >= 3), 10) >= 0

@@ -49,6 +49,8 @@ from typing import Any, Literal, NotRequired, Self, TypedDict
 
 import httpx
 
+from harness.errors import HarnessError
+
 __all__ = [
     "Proxy",
     "ProxyConfig",
@@ -77,7 +79,7 @@ _MAX_BACKOFF_S = 1.0
 _DEFAULT_LISTEN = "127.0.0.1:0"
 
 
-class ToxiproxyError(Exception):
+class ToxiproxyError(HarnessError):
     """A Toxiproxy API call failed."""
 
     def __init__(

@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from harness.stack.install import TOXIPROXY_VERSION, default_cache_dir
 from harness.stack.toxiproxy import (
     Proxy,
     ToxiproxyClient,
@@ -35,7 +36,7 @@ pytestmark = pytest.mark.integration
 
 READY_DEADLINE_S = 10.0
 REQUEST_TIMEOUT_S = 5.0
-FALLBACK_BIN = "/tmp/gobin/server"
+FALLBACK_BIN = str(default_cache_dir() / "toxiproxy" / TOXIPROXY_VERSION / "toxiproxy-server")
 
 
 def _executable(path: str) -> bool:

@@ -1,0 +1,62 @@
+"""Names shared by the provider server and its control client.
+
+Kept free of FastAPI and SQLite imports so that `control.py` (used by the harness) stays light.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Effect(StrEnum):
+    """The kind of side effect a committed ledger row stands for."""
+
+    CHARGE = "charge"
+    EMAIL = "email"
+
+
+class FaultKind(StrEnum):
+    """Faults the provider can inject into one attempt (see `faults.py` for the semantics)."""
+
+    DELAY_BEFORE_COMMIT = "delay_before_commit"
+    ERROR_BEFORE_COMMIT = "error_before_commit"
+    RATE_LIMITED = "rate_limited"
+    COMMIT_THEN_ERROR = "commit_then_error"
+    COMMIT_THEN_CLOSE = "commit_then_close"
+    COMMIT_THEN_RESET = "commit_then_reset"
+    COMMIT_THEN_HANG = "commit_then_hang"
+
+    @property
+    def commits(self) -> bool:
+        """True when the effect is committed before the fault shows."""
+        return self.value.startswith("commit_then_")
+
+
+class CrashPoint(StrEnum):
+    """Where in the request a barrier signals (and, except `responded`, holds)."""
+
+    RECEIVED = "received"  # key claimed, nothing committed yet
+    COMMITTED = "committed"  # effect committed, response not yet handed to the server
+    RESPONDED = "responded"  # response handed to the server; signal only, no hold
+
+
+class Outcome(StrEnum):
+    """What one attempt amounted to; stored in the attempt log."""
+
+    IN_FLIGHT = "in_flight"
+    COMMITTED = "committed"
+    REPLAYED = "replayed"
+    CONFLICT_409 = "conflict_409"
+    MISMATCH_422 = "mismatch_422"
+    REJECTED_4XX = "rejected_4xx"
+    DECLINED_402 = "declined_402"
+    FAULT_INJECTED = "fault_injected"  # a pre-commit fault answered; nothing committed
+    INTERRUPTED = "interrupted"  # the provider stopped or was reset while the attempt ran
+
+
+class BarrierState(StrEnum):
+    ARMED = "armed"
+    HOLDING = "holding"
+    RELEASED = "released"
+    HOLD_EXPIRED = "hold_expired"
+    PASSED = "passed"  # reached where no hold applies (`responded`, or released before reached)

@@ -1,0 +1,325 @@
+"""The provider's durable state in SQLite (WAL): attempt log, idempotency keys, charges, commits.
+
+`LedgerStore` is synchronous and not thread-safe on purpose: `runtime.py` runs every call on one
+dedicated thread, which serialises writes without lock juggling. Each public method is one
+transaction, so a provider killed at any instant leaves either all or none of a step behind.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .kinds import Effect, Outcome
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    """A response kept for replay, byte for byte."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+class ClaimStatus(StrEnum):
+    CLAIMED = "claimed"  # this attempt owns the key (new, or the old one expired)
+    NO_KEY = "no_key"  # nothing to claim (lenient charge, email)
+    IN_PROGRESS = "in_progress"
+    MISMATCH = "mismatch"
+    DONE = "done"
+
+
+@dataclass(frozen=True)
+class Claim:
+    attempt_id: int
+    attempt_no: int
+    status: ClaimStatus
+    replay: StoredResponse | None = None
+    replay_effect_id: str | None = None
+    key_expired: bool = False  # the key existed but was past its TTL, so it was claimed anew
+
+
+@dataclass(frozen=True)
+class AttemptStart:
+    effect: Effect
+    key: str | None
+    reference: str
+    fingerprint: str
+    received_at: float
+
+
+@dataclass(frozen=True)
+class CommitRow:
+    """One committed side effect: the number the oracle counts per reference."""
+
+    effect: Effect
+    effect_id: str
+    reference: str
+    idempotency_key: str | None
+    fingerprint: str
+    attempt_id: int
+    attempt_no: int
+    committed_at: float
+
+
+@dataclass(frozen=True)
+class ChargeRow:
+    id: str
+    amount: int
+    currency: str
+    reference: str
+    status: str
+    description: str | None
+    idempotency_key: str | None
+    created_at: float
+
+
+class LedgerStore:
+    def __init__(self, path: Path, now: float) -> None:
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode survives a killed process; only an OS crash may lose the last commit.
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.executescript(resources.files(__package__).joinpath("schema.sql").read_text())
+        self._recover(now)
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _recover(self, now: float) -> None:
+        """Attempts and claims left over by a previous process that died mid-request."""
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE attempts SET outcome = ?, finished_at = ? WHERE outcome = ?",
+                (Outcome.INTERRUPTED, now, Outcome.IN_FLIGHT),
+            )
+            # Commit and the `done` mark share a transaction, so `in_progress` never committed.
+            db.execute("DELETE FROM idempotency_keys WHERE state = 'in_progress'")
+
+    def reset(self) -> None:
+        with self._transaction() as db:
+            for table in ("attempts", "idempotency_keys", "charges", "commits"):
+                db.execute(f"DELETE FROM {table}")
+
+    # -- attempts -------------------------------------------------------------------------------
+
+    def record_rejected(
+        self, effect: Effect, key: str | None, reference: str | None, status: int, detail: str,
+        received_at: float, now: float,
+    ) -> int:
+        """An attempt refused before it got a subject (bad body, bad key): logged, not numbered."""
+        with self._transaction() as db:
+            cursor = db.execute(
+                "INSERT INTO attempts (effect, idempotency_key, reference, outcome, http_status,"
+                " detail, received_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (effect, key, reference, Outcome.REJECTED_4XX, status, detail[:500],
+                 received_at, now),
+            )
+            return _lastrowid(cursor)
+
+    def begin_attempt(self, start: AttemptStart, ttl_seconds: float, now: float) -> Claim:
+        """Log the attempt and claim its key, atomically. Non-claims are finished right here."""
+        subject = start.key if start.key is not None else start.reference
+        with self._transaction() as db:
+            attempt_no = int(db.execute(
+                "SELECT COALESCE(MAX(attempt_no), 0) + 1 FROM attempts"
+                " WHERE effect = ? AND subject = ?",
+                (start.effect, subject),
+            ).fetchone()[0])
+            attempt_id = _lastrowid(db.execute(
+                "INSERT INTO attempts (effect, subject, idempotency_key, reference, fingerprint,"
+                " attempt_no, outcome, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (start.effect, subject, start.key, start.reference, start.fingerprint,
+                 attempt_no, Outcome.IN_FLIGHT, start.received_at),
+            ))
+            if start.key is None:
+                return Claim(attempt_id, attempt_no, ClaimStatus.NO_KEY)
+            claim = self._claim(db, start, attempt_id, attempt_no, ttl_seconds, now)
+            if claim.status is not ClaimStatus.CLAIMED:
+                self._finish_unclaimed(db, claim, now)
+            return claim
+
+    def _claim(
+        self, db: sqlite3.Connection, start: AttemptStart, attempt_id: int, attempt_no: int,
+        ttl_seconds: float, now: float,
+    ) -> Claim:
+        existing = db.execute(
+            "SELECT * FROM idempotency_keys WHERE key = ?", (start.key,)
+        ).fetchone()
+        # The claim itself: insert, or take over a completed key that is past its TTL.
+        claimed = db.execute(
+            "INSERT INTO idempotency_keys (key, fingerprint, state, owner_attempt_id, claimed_at)"
+            " VALUES (?, ?, 'in_progress', ?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint,"
+            "  state = 'in_progress', owner_attempt_id = excluded.owner_attempt_id,"
+            "  claimed_at = excluded.claimed_at, completed_at = NULL, effect_id = NULL,"
+            "  response_status = NULL, response_headers = NULL, response_body = NULL"
+            " WHERE idempotency_keys.state = 'done' AND idempotency_keys.completed_at <= ?"
+            " RETURNING owner_attempt_id",
+            (start.key, start.fingerprint, attempt_id, now, now - ttl_seconds),
+        ).fetchone()
+        if claimed is not None:
+            return Claim(attempt_id, attempt_no, ClaimStatus.CLAIMED,
+                         key_expired=existing is not None)
+        assert existing is not None
+        if existing["fingerprint"] != start.fingerprint:
+            return Claim(attempt_id, attempt_no, ClaimStatus.MISMATCH)
+        if existing["state"] == "in_progress":
+            return Claim(attempt_id, attempt_no, ClaimStatus.IN_PROGRESS)
+        replay = StoredResponse(
+            status=int(existing["response_status"]),
+            headers=[(name, value) for name, value in json.loads(existing["response_headers"])],
+            body=bytes(existing["response_body"]),
+        )
+        return Claim(attempt_id, attempt_no, ClaimStatus.DONE, replay=replay,
+                     replay_effect_id=existing["effect_id"])
+
+    def _finish_unclaimed(self, db: sqlite3.Connection, claim: Claim, now: float) -> None:
+        outcome, status = {
+            ClaimStatus.MISMATCH: (Outcome.MISMATCH_422, 422),
+            ClaimStatus.IN_PROGRESS: (Outcome.CONFLICT_409, 409),
+            ClaimStatus.DONE: (Outcome.REPLAYED, claim.replay.status if claim.replay else 0),
+        }[claim.status]
+        db.execute(
+            "UPDATE attempts SET outcome = ?, http_status = ?, finished_at = ?, effect_id = ?"
+            " WHERE id = ?",
+            (outcome, status, now, claim.replay_effect_id, claim.attempt_id),
+        )
+
+    def settle(
+        self, attempt_id: int, outcome: Outcome, *, key: str | None, effect_id: str | None,
+        charge: ChargeRow | None, commit: CommitRow | None, response: StoredResponse | None,
+        now: float,
+    ) -> bool:
+        """Commit the effect (if any) and store the response for replay, in one transaction.
+
+        Returns False, changing nothing, when a reset wiped the attempt while it was held.
+        """
+        with self._transaction() as db:
+            still_ours = db.execute(
+                "UPDATE attempts SET outcome = ?, effect_id = ? WHERE id = ? AND outcome = ?",
+                (outcome, effect_id, attempt_id, Outcome.IN_FLIGHT),
+            ).rowcount
+            if still_ours != 1:
+                return False
+            if charge is not None:
+                db.execute(
+                    "INSERT INTO charges (id, amount, currency, reference, status, description,"
+                    " idempotency_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (charge.id, charge.amount, charge.currency, charge.reference, charge.status,
+                     charge.description, charge.idempotency_key, charge.created_at),
+                )
+            if commit is not None:
+                db.execute(
+                    "INSERT INTO commits (effect, effect_id, reference, idempotency_key,"
+                    " fingerprint, attempt_id, attempt_no, committed_at)"
+                    " VALUES (:effect, :effect_id, :reference, :idempotency_key, :fingerprint,"
+                    " :attempt_id, :attempt_no, :committed_at)",
+                    asdict(commit),
+                )
+            if key is not None and response is not None:
+                db.execute(
+                    "UPDATE idempotency_keys SET state = 'done', completed_at = ?, effect_id = ?,"
+                    " response_status = ?, response_headers = ?, response_body = ?"
+                    " WHERE key = ? AND owner_attempt_id = ?",
+                    (now, effect_id, response.status, json.dumps(response.headers),
+                     response.body, key, attempt_id),
+                )
+            return True
+
+    def release(
+        self, attempt_id: int, key: str | None, outcome: Outcome, fault: str | None,
+        http_status: int, now: float,
+    ) -> None:
+        """Give up a claim without committing (pre-commit fault): a retry may process anew."""
+        with self._transaction() as db:
+            if key is not None:
+                db.execute(
+                    "DELETE FROM idempotency_keys"
+                    " WHERE key = ? AND owner_attempt_id = ? AND state = 'in_progress'",
+                    (key, attempt_id),
+                )
+            self._finish(db, attempt_id, outcome, fault, http_status, now)
+
+    def finish_attempt(
+        self, attempt_id: int, outcome: Outcome | None, fault: str | None,
+        http_status: int | None, now: float,
+    ) -> None:
+        with self._transaction() as db:
+            self._finish(db, attempt_id, outcome, fault, http_status, now)
+
+    @staticmethod
+    def _finish(
+        db: sqlite3.Connection, attempt_id: int, outcome: Outcome | None, fault: str | None,
+        http_status: int | None, now: float,
+    ) -> None:
+        db.execute(
+            "UPDATE attempts SET outcome = COALESCE(?, outcome), fault = ?, http_status = ?,"
+            " finished_at = ? WHERE id = ?",
+            (outcome, fault, http_status, now, attempt_id),
+        )
+
+    # -- queries --------------------------------------------------------------------------------
+
+    def commits(
+        self, *, reference: str | None = None, key: str | None = None, effect: str | None = None
+    ) -> list[Row]:
+        return self._select("commits", "seq", reference=reference, idempotency_key=key,
+                            effect=effect)
+
+    def attempts(
+        self, *, reference: str | None = None, key: str | None = None,
+        outcome: str | None = None, effect: str | None = None,
+    ) -> list[Row]:
+        rows = self._select("attempts", "id", reference=reference, idempotency_key=key,
+                            outcome=outcome, effect=effect)
+        for row in rows:
+            del row["subject"]
+        return rows
+
+    def charges(
+        self, *, reference: str | None = None, key: str | None = None, limit: int = 100
+    ) -> list[Row]:
+        return self._select("charges", "created_at", reference=reference,
+                            idempotency_key=key)[:limit]
+
+    def charge(self, charge_id: str) -> Row | None:
+        rows = self._select("charges", "created_at", id=charge_id)
+        return rows[0] if rows else None
+
+    def commit_count(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM commits").fetchone()[0])
+
+    def _select(self, table: str, order_by: str, **filters: str | None) -> list[Row]:
+        wanted = [(column, value) for column, value in filters.items() if value is not None]
+        where = " AND ".join(f"{column} = ?" for column, _ in wanted) or "1"
+        sql = f"SELECT * FROM {table} WHERE {where} ORDER BY {order_by}"
+        values: Sequence[str] = [value for _, value in wanted]
+        return [dict(row) for row in self._db.execute(sql, values).fetchall()]
+
+
+def _lastrowid(cursor: sqlite3.Cursor) -> int:
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid

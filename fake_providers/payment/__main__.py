@@ -1,0 +1,38 @@
+"""Command line: `python -m fake_providers.payment --port P --control-port C --db PATH`
+(plus `--key-ttl SECONDS`, `--lenient`)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from .config import DAY_SECONDS, ProviderConfig
+from .server import run
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m fake_providers.payment",
+        description="Fake idempotent payment provider for n8n-chaos (binds 127.0.0.1 only). "
+        'Prints `READY {"port":..,"control_port":..,"pid":..}` on stdout when serving.',
+    )
+    parser.add_argument("--port", type=int, required=True, help="public API port (0: any free)")
+    parser.add_argument("--control-port", type=int, required=True,
+                        help="control API port (0: any free)")
+    parser.add_argument("--db", type=Path, required=True, help="SQLite ledger file")
+    parser.add_argument("--key-ttl", type=float, default=DAY_SECONDS, metavar="SECONDS",
+                        help="idempotency key lifetime after completion (default 24 h)")
+    parser.add_argument("--lenient", action="store_true",
+                        help="process POST /v1/charges without an Idempotency-Key")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    config = ProviderConfig(db_path=args.db, key_ttl_seconds=args.key_ttl, lenient=args.lenient)
+    run(config, args.port, args.control_port)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""One side-effecting request from claim to response, shared by charges and emails.
+
+    claim key -> [barrier received] -> [pre-commit fault] -> commit + store response
+              -> [barrier committed] -> [post-commit fault] -> respond -> [barrier responded]
+
+Requests that do not claim (409, 422, replay) are answered straight from the claim step.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
+
+from starlette.background import BackgroundTask
+from starlette.responses import Response
+
+from .barriers import ReachedBy
+from .connection import DroppedConnection
+from .faults import FaultRule
+from .kinds import CrashPoint, FaultKind, Outcome
+from .problems import PROBLEM_MEDIA_TYPE, problem_body, problem_response
+from .runtime import ProviderRuntime
+from .store import (
+    AttemptStart,
+    ChargeRow,
+    Claim,
+    ClaimStatus,
+    CommitRow,
+    LedgerStore,
+    StoredResponse,
+)
+
+REPLAY_HEADER = "Idempotent-Replayed"
+JSON_HEADERS = [("content-type", "application/json")]
+_ERROR_AFTER_COMMIT = StoredResponse(
+    500,
+    [("content-type", PROBLEM_MEDIA_TYPE)],
+    problem_body(500, "injected-error-after-commit", "Internal server error",
+                 "injected fault: commit_then_error"),
+)
+
+
+@dataclass(frozen=True)
+class EffectResult:
+    """What processing produced: the response to store, and what (if anything) to commit."""
+
+    effect_id: str
+    response: StoredResponse
+    commits: bool
+    outcome: Outcome
+    charge: ChargeRow | None = None
+
+
+# Builds the effect (ids, response) once the attempt is processing; gets the current time.
+EffectBuilder = Callable[[float], EffectResult]
+
+
+def json_response(status: int, document: dict[str, Any]) -> StoredResponse:
+    body = json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
+    return StoredResponse(status=status, headers=list(JSON_HEADERS), body=body)
+
+
+def to_response(
+    stored: StoredResponse, *, replayed: bool = False, background: BackgroundTask | None = None
+) -> Response:
+    headers = dict(stored.headers)
+    if replayed:
+        headers[REPLAY_HEADER] = "true"
+    return Response(stored.body, status_code=stored.status, headers=headers, background=background)
+
+
+class EffectPipeline:
+    def __init__(self, runtime: ProviderRuntime) -> None:
+        self._runtime = runtime
+
+    async def run(self, start: AttemptStart, build: EffectBuilder) -> Response:
+        runtime = self._runtime
+        claim = await runtime.db(
+            lambda store: store.begin_attempt(start, runtime.key_ttl_seconds, runtime.clock())
+        )
+        if claim.status in (ClaimStatus.CLAIMED, ClaimStatus.NO_KEY):
+            return await self._process(start, claim, build)
+        return _answer_unclaimed(claim)
+
+    async def _process(self, start: AttemptStart, claim: Claim, build: EffectBuilder) -> Response:
+        runtime = self._runtime
+        reached_by = ReachedBy(claim.attempt_id, claim.attempt_no, start.key, start.reference)
+        await runtime.barriers.reach(CrashPoint.RECEIVED, reached_by)
+        fault = runtime.faults.take(start.effect, start.key, start.reference, claim.attempt_no)
+        fault_kind = fault.kind if fault else None
+        if fault is not None and not fault.kind.commits:
+            early = await self._before_commit(start, claim, fault)
+            if early is not None:
+                return early
+        result = build(runtime.clock())
+        stored = result.response
+        if fault_kind is FaultKind.COMMIT_THEN_ERROR:
+            stored = _ERROR_AFTER_COMMIT  # Stripe stores a 500 after commit: retries replay it
+        settled = await runtime.db(partial(
+            _settle, start=start, claim=claim, result=result, stored=stored, now=runtime.clock()
+        ))
+        if not settled:
+            return problem_response(503, "provider-reset", "Provider reset",
+                                    "the provider was reset while this request was in flight")
+        reached_by = replace(reached_by, effect_id=result.effect_id)
+        await runtime.barriers.reach(CrashPoint.COMMITTED, reached_by)
+        if fault is not None and fault.kind is FaultKind.COMMIT_THEN_HANG:
+            await runtime.pause(fault.hang_ms / 1000)
+        dropped = fault_kind in (FaultKind.COMMIT_THEN_CLOSE, FaultKind.COMMIT_THEN_RESET)
+        await self._finish(claim, fault_kind, None if dropped else stored.status)
+        if dropped:
+            return DroppedConnection(reset=fault_kind is FaultKind.COMMIT_THEN_RESET)
+        signal_responded = BackgroundTask(runtime.barriers.reach, CrashPoint.RESPONDED, reached_by)
+        return to_response(stored, background=signal_responded)
+
+    async def _before_commit(
+        self, start: AttemptStart, claim: Claim, fault: FaultRule
+    ) -> Response | None:
+        """Apply a pre-commit fault; a response means the attempt ends here with no commit."""
+        runtime = self._runtime
+        if fault.kind is FaultKind.DELAY_BEFORE_COMMIT:
+            await runtime.pause(fault.delay_ms / 1000)
+            return None
+        if fault.kind is FaultKind.RATE_LIMITED:
+            status = 429
+            response = problem_response(
+                429, "rate-limited", "Too many requests", "injected fault: rate_limited",
+                headers={"Retry-After": str(fault.retry_after_s)},
+            )
+        else:
+            status = 500
+            response = problem_response(
+                500, "injected-error", "Internal server error",
+                "injected fault: error_before_commit",
+            )
+        await runtime.db(lambda store: store.release(
+            claim.attempt_id, start.key, Outcome.FAULT_INJECTED, fault.kind.value, status,
+            runtime.clock(),
+        ))
+        return response
+
+    async def _finish(self, claim: Claim, fault: FaultKind | None, status: int | None) -> None:
+        runtime = self._runtime
+        await runtime.db(lambda store: store.finish_attempt(
+            claim.attempt_id, None, fault.value if fault else None, status, runtime.clock()
+        ))
+
+
+def _answer_unclaimed(claim: Claim) -> Response:
+    if claim.status is ClaimStatus.DONE:
+        assert claim.replay is not None
+        return to_response(claim.replay, replayed=True)
+    if claim.status is ClaimStatus.MISMATCH:
+        return problem_response(
+            422, "idempotency-key-mismatch", "Idempotency key reused",
+            "this Idempotency-Key was used with a different request payload",
+        )
+    return problem_response(
+        409, "idempotency-key-in-flight", "Request in progress",
+        "a request with this Idempotency-Key is still being processed; retry later",
+    )
+
+
+def _settle(
+    store: LedgerStore, *, start: AttemptStart, claim: Claim, result: EffectResult,
+    stored: StoredResponse, now: float,
+) -> bool:
+    commit = None
+    if result.commits:
+        commit = CommitRow(
+            effect=start.effect, effect_id=result.effect_id, reference=start.reference,
+            idempotency_key=start.key, fingerprint=start.fingerprint,
+            attempt_id=claim.attempt_id, attempt_no=claim.attempt_no, committed_at=now,
+        )
+    return store.settle(
+        claim.attempt_id, result.outcome, key=start.key, effect_id=result.effect_id,
+        charge=result.charge, commit=commit, response=stored, now=now,
+    )

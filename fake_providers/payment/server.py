@@ -1,0 +1,118 @@
+"""Serving both apps from one process and one event loop, on 127.0.0.1 only.
+
+Sockets are bound here (port 0 picks a free one) so the real ports are known before uvicorn
+starts; `READY {"port": .., "control_port": ..}` goes to stdout once both servers accept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import sys
+from collections.abc import Callable, Iterator
+
+import uvicorn
+from starlette.types import ASGIApp
+
+from .app import create_app
+from .config import HOST, READY_PREFIX, ProviderConfig
+from .connection import expose_transport
+
+
+class _Server(uvicorn.Server):
+    """A uvicorn server that reports readiness by event and leaves signals to `serve`."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = asyncio.Event()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        self.ready.set()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        # Two servers share the process; `serve` installs one handler that stops both.
+        yield
+
+
+def bind(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((HOST, port))
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+def ready_line(port: int, control_port: int) -> str:
+    document = {"port": port, "control_port": control_port, "pid": os.getpid()}
+    return READY_PREFIX + json.dumps(document, separators=(",", ":"))
+
+
+async def serve(
+    config: ProviderConfig, port: int, control_port: int,
+    announce: Callable[[str], None] = print,
+) -> None:
+    provider = create_app(config)
+    public_sock, control_sock = bind(port), bind(control_port)
+    servers = [
+        _Server(_uvicorn_config(expose_transport(provider.public))),
+        _Server(_uvicorn_config(provider.control)),
+    ]
+
+    def stop() -> None:
+        # Let held requests finish first, so graceful shutdown does not wait on them.
+        provider.runtime.interrupt_waits()
+        for server in servers:
+            server.should_exit = True
+
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop)
+    try:
+        tasks = [
+            asyncio.create_task(server.serve(sockets=[sock]))
+            for server, sock in zip(servers, (public_sock, control_sock), strict=True)
+        ]
+        ready = asyncio.create_task(_all_ready(servers))
+        done, _ = await asyncio.wait([ready, *tasks], return_when=asyncio.FIRST_COMPLETED)
+        if ready in done:
+            announce(ready_line(public_sock.getsockname()[1], control_sock.getsockname()[1]))
+        else:
+            ready.cancel()
+            stop()
+        await asyncio.gather(*tasks)
+    finally:
+        provider.close()
+
+
+async def _all_ready(servers: list[_Server]) -> None:
+    for server in servers:
+        await server.ready.wait()
+
+
+def _uvicorn_config(app: ASGIApp) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        lifespan="off",  # the runtime is opened and closed by `serve`, not by the apps
+        http="h11",
+        loop="asyncio",
+        log_level="warning",
+        access_log=False,
+        proxy_headers=False,
+        server_header=False,
+        timeout_graceful_shutdown=5,
+    )
+
+
+def run(config: ProviderConfig, port: int, control_port: int) -> None:
+    def announce(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    asyncio.run(serve(config, port, control_port, announce))

@@ -1,5 +1,5 @@
 """Command line: `python -m fake_providers.payment --port P --control-port C --db PATH`
-(plus `--key-ttl SECONDS`, `--lenient`)."""
+(plus `--key-ttl SECONDS`, `--lenient`, `--stop-on-stdin-eof`)."""
 
 from __future__ import annotations
 
@@ -25,13 +25,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="idempotency key lifetime after completion (default 24 h)")
     parser.add_argument("--lenient", action="store_true",
                         help="process POST /v1/charges without an Idempotency-Key")
+    parser.add_argument("--stop-on-stdin-eof", action="store_true",
+                        help="shut down when stdin closes (the launching process died)")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     config = ProviderConfig(db_path=args.db, key_ttl_seconds=args.key_ttl, lenient=args.lenient)
-    run(config, args.port, args.control_port)
+    run(config, args.port, args.control_port, stop_on_stdin_eof=args.stop_on_stdin_eof)
 
 
 if __name__ == "__main__":

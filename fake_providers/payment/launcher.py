@@ -46,16 +46,22 @@ class ProviderProcess:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
-                return self.process.wait(timeout)
+                self.process.wait(timeout)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-        return self.process.wait()
+        return self._reap()
 
     def kill(self) -> int:
         """SIGKILL: a crash, no graceful shutdown."""
         if self.process.poll() is None:
             self.process.kill()
-        return self.process.wait()
+        return self._reap()
+
+    def _reap(self) -> int:
+        code = self.process.wait()
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        return code
 
     def __enter__(self) -> ProviderProcess:
         return self
@@ -73,8 +79,13 @@ def launch(
     lenient: bool = False,
     log_path: Path | None = None,
     ready_timeout: float = 15.0,
+    stop_with_parent: bool = True,
 ) -> ProviderProcess:
-    """Start `python -m fake_providers.payment` and wait (bounded) for its READY line."""
+    """Start `python -m fake_providers.payment` and wait (bounded) for its READY line.
+
+    With `stop_with_parent` the child's stdin is a pipe from this process; when this process
+    dies (even by SIGKILL) the pipe closes and the provider shuts down on its own.
+    stderr goes to `log_path` (default: the db path with suffix .log)."""
     log_path = log_path or db_path.with_suffix(".log")
     command = [sys.executable, "-m", "fake_providers.payment", "--port", str(port),
                "--control-port", str(control_port), "--db", str(db_path)]
@@ -82,9 +93,12 @@ def launch(
         command += ["--key-ttl", str(key_ttl_seconds)]
     if lenient:
         command.append("--lenient")
+    if stop_with_parent:
+        command.append("--stop-on-stdin-eof")
     with log_path.open("ab") as log:
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=log, text=True,
+            stdin=subprocess.PIPE if stop_with_parent else subprocess.DEVNULL,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
     lines: queue.Queue[str | None] = queue.Queue()
@@ -97,6 +111,8 @@ def launch(
         if process.poll() is None:
             process.kill()
         process.wait()
+        if process.stdin is not None:
+            process.stdin.close()
         tail = log_path.read_text(errors="replace")[-2000:]
         raise ProviderStartError(f"{exc}; exit code {process.returncode}; log:\n{tail}") from exc
     return ProviderProcess(process, ports["port"], ports["control_port"], db_path, log_path,
@@ -104,8 +120,9 @@ def launch(
 
 
 def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
-    for line in stream:
-        lines.put(line.rstrip("\n"))
+    with stream:
+        for line in stream:
+            lines.put(line.rstrip("\n"))
     lines.put(None)  # EOF: the process closed stdout, normally because it exited
 
 

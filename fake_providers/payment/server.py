@@ -56,8 +56,9 @@ def ready_line(port: int, control_port: int) -> str:
 
 async def serve(
     config: ProviderConfig, port: int, control_port: int,
-    announce: Callable[[str], None] = print,
+    announce: Callable[[str], None] = print, *, stop_on_stdin_eof: bool = False,
 ) -> None:
+    """Serve until SIGTERM/SIGINT (or, if asked, until stdin reaches EOF)."""
     provider = create_app(config)
     public_sock, control_sock = bind(port), bind(control_port)
     servers = [
@@ -74,6 +75,8 @@ async def serve(
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop)
+    if stop_on_stdin_eof:
+        _stop_on_eof(loop, sys.stdin.fileno(), stop)
     try:
         tasks = [
             asyncio.create_task(server.serve(sockets=[sock]))
@@ -89,6 +92,18 @@ async def serve(
         await asyncio.gather(*tasks)
     finally:
         provider.close()
+
+
+def _stop_on_eof(loop: asyncio.AbstractEventLoop, fd: int, stop: Callable[[], None]) -> None:
+    """The launcher holds the write end of our stdin: EOF means it died, even by SIGKILL,
+    so an orphaned provider never outlives its test run."""
+
+    def on_readable() -> None:
+        if not os.read(fd, 4096):
+            loop.remove_reader(fd)
+            stop()
+
+    loop.add_reader(fd, on_readable)
 
 
 async def _all_ready(servers: list[_Server]) -> None:
@@ -110,9 +125,11 @@ def _uvicorn_config(app: ASGIApp) -> uvicorn.Config:
     )
 
 
-def run(config: ProviderConfig, port: int, control_port: int) -> None:
+def run(
+    config: ProviderConfig, port: int, control_port: int, *, stop_on_stdin_eof: bool = False
+) -> None:
     def announce(line: str) -> None:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
-    asyncio.run(serve(config, port, control_port, announce))
+    asyncio.run(serve(config, port, control_port, announce, stop_on_stdin_eof=stop_on_stdin_eof))

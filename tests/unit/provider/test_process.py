@@ -129,6 +129,14 @@ def test_sigterm_releases_held_requests_and_exits_cleanly(first_run: ProviderPro
             control.health()
 
 
+def test_stops_when_the_launcher_goes_away(first_run: ProviderProcess) -> None:
+    # The launcher's end of the stdin pipe closes when it dies, even by SIGKILL; closing it
+    # here is the same event.
+    assert first_run.process.stdin is not None
+    first_run.process.stdin.close()
+    assert first_run.process.wait(timeout=10) == 0
+
+
 def test_key_ttl_flag_sets_the_lifetime(db: Path) -> None:
     with launch(db, key_ttl_seconds=0, ready_timeout=READY_TIMEOUT_S) as process, \
             ProviderControl(process.control_url) as control:

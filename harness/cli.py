@@ -15,6 +15,7 @@ from rich.console import Console
 
 from harness.errors import HarnessError
 from harness.stack.install import DEFAULT_N8N_VERSION, SUPPORTED_N8N_VERSIONS, Installer
+from harness.stack.provider import ProviderSettings
 from harness.stack.run import default_runs_root
 from harness.stack.stack import Stack, StackConfig
 
@@ -106,6 +107,20 @@ def install(n8n_version: str) -> None:
     help="Seconds each part may take to become ready.",
 )
 @click.option(
+    "--provider/--no-provider",
+    "with_provider",
+    default=True,
+    show_default=True,
+    help="Run the fake payment provider as upstream 'provider'.",
+)
+@click.option(
+    "--provider-key-ttl",
+    type=float,
+    default=24 * 3600.0,
+    show_default=True,
+    help="Seconds the provider keeps a completed idempotency key.",
+)
+@click.option(
     "--keep", is_flag=True, help="On a failed start, leave the run's data for inspection."
 )
 def up(
@@ -116,6 +131,8 @@ def up(
     n8n_env: tuple[str, ...],
     main_port: int | None,
     ready_timeout: float,
+    with_provider: bool,
+    provider_key_ttl: float,
     keep: bool,
 ) -> None:
     """Start a stack and keep it running until Ctrl-C or `n8n-chaos down`."""
@@ -128,6 +145,7 @@ def up(
             n8n_env=_pairs(n8n_env, "--n8n-env"),
             main_port=main_port,
             ready_timeout_s=ready_timeout,
+            provider=ProviderSettings(key_ttl_s=provider_key_ttl) if with_provider else None,
         )
         inst = _installer(n8n_version).install()
         with console.status("starting the stack") as status:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from harness.errors import HarnessError, ServiceStartTimeout
 from harness.stack.process import ManagedProcess
@@ -46,6 +47,15 @@ class Readiness:
             "(--ready-timeout / --n8n-ready-timeout) if this machine is slow",
             tail,
         )
+
+
+class Service(Protocol):
+    """A part of the stack: one process and how to tell it is ready."""
+
+    @property
+    def process(self) -> ManagedProcess: ...
+
+    def readiness(self) -> Readiness: ...
 
 
 def wait_ready(

@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from harness.stack.process import RUN_TAG
@@ -36,13 +37,17 @@ def tagged_pids(run_id: str) -> list[int]:
     return found
 
 
-def sweep(run_id: str, groups: set[int]) -> None:
+def sweep(run_id: str, groups: set[int], deadline_s: float = 10.0) -> None:
+    """SIGKILL the groups, then every tagged process until none is left (bounded)."""
     for pgid in groups:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
-    for pid in tagged_pids(run_id):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+    end = time.monotonic() + deadline_s
+    while (left := tagged_pids(run_id)) and time.monotonic() < end:
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)  # a killed process needs a moment to leave /proc
 
 
 def main(argv: list[str]) -> int:

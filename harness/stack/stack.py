@@ -31,13 +31,16 @@ from harness.stack.n8n import N8nProcess, Role, SharedEnv
 from harness.stack.n8n_api import N8nApi, Owner, bootstrap_owner
 from harness.stack.ports import HOST, ensure_free, free_port
 from harness.stack.postgres import PostgresServer
-from harness.stack.readiness import wait_all_ready, wait_ready
+from harness.stack.process import ManagedProcess
+from harness.stack.provider import ProviderServer, ProviderSettings
+from harness.stack.readiness import Service, wait_all_ready, wait_ready
 from harness.stack.redis import RedisServer
 from harness.stack.run import RunContext
 from harness.stack.toxiproxy import Proxy, ToxiproxyClient
 from harness.stack.toxiproxy_server import ToxiproxyServer
 
 LEDGER_DATABASE = "ledger"
+PROVIDER_UPSTREAM = "provider"
 LEDGER_CREDENTIAL_NAME = "n8n-chaos ledger"
 
 Progress = Callable[[str], None]
@@ -66,10 +69,18 @@ class StackConfig:
     ready_timeout_s: float = 180.0
     runs_root: Path | None = None
     toxiproxy_seed: int = 0
+    # The fake payment provider, started as part of the stack and proxied as upstream
+    # "provider"; None leaves it out.
+    provider: ProviderSettings | None = field(default_factory=ProviderSettings)
 
     def validate(self) -> None:
         if self.workers < 1:
             raise ConfigError(f"--workers must be at least 1, got {self.workers}")
+        if self.provider is not None and PROVIDER_UPSTREAM in self.upstreams:
+            raise ConfigError(
+                f"upstream name {PROVIDER_UPSTREAM!r} is taken by the bundled provider; "
+                "rename yours or leave the provider out"
+            )
         for name, address in self.upstreams.items():
             host, _, port = address.rpartition(":")
             if not host or not port.isdigit():
@@ -86,6 +97,7 @@ class Stack:
     redis: RedisServer
     toxiproxy_server: ToxiproxyServer
     toxiproxy: ToxiproxyClient
+    provider: ProviderServer | None
     links: dict[str, str]  # proxy name -> upstream HOST:PORT
     listen_ports: dict[str, int]  # proxy name -> port it listens on
     proxies: dict[str, Proxy]  # filled once Toxiproxy runs
@@ -125,6 +137,14 @@ class Stack:
     def n8n_processes(self) -> list[N8nProcess]:
         return [self.main, *self.workers, *([self.webhook] if self.webhook else [])]
 
+    @property
+    def processes(self) -> list[ManagedProcess]:
+        """Every process of the stack, in start order."""
+        backing = [self.postgres.process, self.redis.process, self.toxiproxy_server.process]
+        if self.provider is not None:
+            backing.append(self.provider.process)
+        return backing + [n.process for n in self.n8n_processes]
+
     def worker_upstream_proxy(self, worker_index: int, upstream: str) -> Proxy:
         return self.proxies[f"worker{worker_index}_{upstream}"]
 
@@ -157,10 +177,23 @@ class Stack:
         postgres = PostgresServer(inst.postgres_bin_dir, run, free_port())
         redis = RedisServer(inst.redis_bin, run, free_port())
         toxi = ToxiproxyServer(inst.toxiproxy_bin, run, free_port(), config.toxiproxy_seed)
+        provider = (
+            ProviderServer(run, free_port(), free_port(), config.provider)
+            if config.provider is not None
+            else None
+        )
+        upstreams = dict(config.upstreams)
+        if provider is not None:
+            upstreams[PROVIDER_UPSTREAM] = provider.address
         main_port = config.main_port or free_port()
         webhook_port = free_port()
         links = _links(
-            config, f"{HOST}:{postgres.port}", f"{HOST}:{redis.port}", main_port, webhook_port
+            config,
+            upstreams,
+            f"{HOST}:{postgres.port}",
+            f"{HOST}:{redis.port}",
+            main_port,
+            webhook_port,
         )
         listen = {name: free_port() for name in links}
 
@@ -178,9 +211,9 @@ class Stack:
         )
 
         def n8n(name: str, role: Role, http_port: int, extra: dict[str, str]) -> N8nProcess:
-            upstreams = {
+            upstream_env = {
                 upstream_env_name(u): client_url(f"{name}_{u}").rstrip("/")
-                for u in config.upstreams
+                for u in upstreams
                 if f"{name}_{u}" in listen
             }
             return N8nProcess(
@@ -192,7 +225,7 @@ class Stack:
                 free_port(),
                 listen[f"{name}_postgres"],
                 listen[f"{name}_redis"],
-                {**upstreams, **extra},
+                {**upstream_env, **extra},
             )
 
         main = n8n(
@@ -210,6 +243,7 @@ class Stack:
             redis=redis,
             toxiproxy_server=toxi,
             toxiproxy=ToxiproxyClient(toxi.api_url),
+            provider=provider,
             links=links,
             listen_ports=listen,
             proxies={},
@@ -220,19 +254,15 @@ class Stack:
 
     def _bring_up(self, progress: Progress) -> None:
         started = time.monotonic()
-        progress("starting Postgres, Redis, Toxiproxy")
+        progress("starting Postgres, Redis, Toxiproxy and the provider")
         self.postgres.initdb()
-        for service in (self.postgres.process, self.redis.process, self.toxiproxy_server.process):
-            service.start()
+        backing: list[Service] = [self.postgres, self.redis, self.toxiproxy_server]
+        if self.provider is not None:
+            backing.append(self.provider)
+        for service in backing:
+            service.process.start()
         self.timings.update(
-            wait_all_ready(
-                [
-                    self.postgres.readiness(),
-                    self.redis.readiness(),
-                    self.toxiproxy_server.readiness(),
-                ],
-                self.config.ready_timeout_s,
-            )
+            wait_all_ready([s.readiness() for s in backing], self.config.ready_timeout_s)
         )
         for database in ("n8n", LEDGER_DATABASE):
             self.postgres.create_database(database)
@@ -302,19 +332,12 @@ class Stack:
             "ledger_dsn": self.ledger_dsn,
             "redis_url": self.redis_url,
             "toxiproxy_api": self.toxiproxy_server.api_url,
+            "provider_control": self.provider.control_url if self.provider else None,
             "proxies": {
                 name: {"listen": f"{HOST}:{port}", "upstream": self.links[name]}
                 for name, port in self.listen_ports.items()
             },
-            "processes": {
-                p.name: p.pid
-                for p in [
-                    self.postgres.process,
-                    self.redis.process,
-                    self.toxiproxy_server.process,
-                    *(n.process for n in self.n8n_processes),
-                ]
-            },
+            "processes": {p.name: p.pid for p in self.processes},
             "timings_s": {k: round(v, 2) for k, v in self.timings.items()},
         }
 
@@ -329,12 +352,13 @@ class Stack:
         """End every process this run started, in reverse order; never raises."""
         if self.api is not None:
             self.api.close()
-        procs = [p.process for p in reversed(self.n8n_processes) if p is not None]
-        procs += [self.toxiproxy_server.process, self.redis.process, self.postgres.process]
+        procs = list(reversed(self.processes))
         for proc in procs:
             with contextlib.suppress(Exception):
                 proc.stop(grace_s=10.0)
         self.toxiproxy.close()
+        if self.provider is not None:
+            self.provider.control.close()
         self.run.reaper.close()
         (self.run.run_dir / "stack.json").unlink(missing_ok=True)
         if not keep_data:
@@ -342,7 +366,12 @@ class Stack:
 
 
 def _links(
-    config: StackConfig, postgres: str, redis: str, main_port: int, webhook_port: int
+    config: StackConfig,
+    upstreams: Mapping[str, str],
+    postgres: str,
+    redis: str,
+    main_port: int,
+    webhook_port: int,
 ) -> dict[str, str]:
     """Every proxied link of the topology: proxy name -> upstream address."""
     links = {
@@ -351,10 +380,10 @@ def _links(
         "main_redis": redis,
         "ledger_postgres": postgres,
     }
-    links |= {f"main_{name}": address for name, address in config.upstreams.items()}
+    links |= {f"main_{name}": address for name, address in upstreams.items()}
     for i in range(config.workers):
         links |= {f"worker{i}_postgres": postgres, f"worker{i}_redis": redis}
-        links |= {f"worker{i}_{name}": address for name, address in config.upstreams.items()}
+        links |= {f"worker{i}_{name}": address for name, address in upstreams.items()}
     if config.webhook_processor:
         links |= {
             "client_webhook": f"{HOST}:{webhook_port}",

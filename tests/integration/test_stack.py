@@ -175,9 +175,15 @@ def test_up_and_down_leave_no_process_behind(tmp_path: Path) -> None:
         text=True,
     )
     try:
-        wait_ready(
-            Readiness("second stack up", lambda: any(tmp_path.glob("*/stack.json"))), deadline_s=300
-        )
+
+        def second_stack_up() -> bool:
+            if up.poll() is not None:
+                pytest.fail(
+                    f"`up` exited with {up.returncode}: {up.stderr.read() if up.stderr else ''}"
+                )
+            return any(tmp_path.glob("*/stack.json"))
+
+        wait_ready(Readiness("second stack up", second_stack_up), deadline_s=300)
         state_file = next(tmp_path.glob("*/stack.json"))
         state = json.loads(state_file.read_text())
         pids = [int(p) for p in state["processes"].values()] + [int(state["reaper_pid"])]

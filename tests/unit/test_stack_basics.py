@@ -207,7 +207,7 @@ def test_reaper_sweeps_when_its_owner_is_killed(tmp_path: Path) -> None:
 
 def test_topology_proxies_every_link_a_fault_may_cut() -> None:
     config = StackConfig(workers=2, webhook_processor=True, upstreams={"provider": "127.0.0.1:9"})
-    links = _links(config, "127.0.0.1:1", "127.0.0.1:2", 3, 4)
+    links = _links(config, config.upstreams, "127.0.0.1:1", "127.0.0.1:2", 3, 4)
     for i in (0, 1):
         assert links[f"worker{i}_postgres"] == "127.0.0.1:1"
         assert links[f"worker{i}_redis"] == "127.0.0.1:2"
@@ -222,4 +222,6 @@ def test_bad_stack_config_is_refused() -> None:
     with pytest.raises(ConfigError, match="--workers"):
         StackConfig(workers=0).validate()
     with pytest.raises(ConfigError, match="HOST:PORT"):
-        StackConfig(upstreams={"provider": "nowhere"}).validate()
+        StackConfig(upstreams={"mine": "nowhere"}, provider=None).validate()
+    with pytest.raises(ConfigError, match="taken by the bundled provider"):
+        StackConfig(upstreams={"provider": "127.0.0.1:9"}).validate()

@@ -1,0 +1,66 @@
+"""The fake payment provider as a part of the stack: a real HTTP server, one process.
+
+Its public port is an upstream of the workflows (reached through each worker's proxy);
+its control port is for the harness only and is never proxied.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import httpx
+
+from fake_providers.payment import ProviderControl
+from harness.stack.ports import HOST
+from harness.stack.process import ManagedProcess
+from harness.stack.readiness import Readiness
+from harness.stack.run import RunContext
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    # Lenient: a charge without an Idempotency-Key is processed (the naive workflow sends
+    # none); with a key, the full idempotency semantics apply.
+    lenient: bool = True
+    key_ttl_s: float = 24 * 3600.0
+
+
+class ProviderServer:
+    def __init__(
+        self, run: RunContext, port: int, control_port: int, settings: ProviderSettings
+    ) -> None:
+        self.port = port
+        self.control_port = control_port
+        self.db_path = run.run_dir / "provider.db"
+        argv = [
+            sys.executable,
+            "-m",
+            "fake_providers.payment",
+            "--port",
+            str(port),
+            "--control-port",
+            str(control_port),
+            "--db",
+            str(self.db_path),
+            "--key-ttl",
+            str(settings.key_ttl_s),
+        ]
+        if settings.lenient:
+            argv.append("--lenient")
+        self.process: ManagedProcess = run.process("provider", argv, {"PYTHONUNBUFFERED": "1"})
+        self.control = ProviderControl(self.control_url)
+
+    @property
+    def address(self) -> str:
+        return f"{HOST}:{self.port}"
+
+    @property
+    def control_url(self) -> str:
+        return f"http://{HOST}:{self.control_port}"
+
+    def readiness(self) -> Readiness:
+        def probe() -> bool:
+            return httpx.get(f"{self.control_url}/_control/health", timeout=2).status_code == 200
+
+        return Readiness("provider", probe, self.process)

@@ -6,17 +6,26 @@ Fixtures only wire objects together; the work is in ``harness.stack``.
     n8n_chaos_installation  the installed parts (installs on first use, with progress)
     n8n_chaos_upstreams     name -> "host:port" of services the workflows call; override it
     n8n_stack               the running stack of the session (typed handles on every part)
+    chaos_workflows         the workflows under test (bundled, or --chaos-workflows DIR)
+    chaos_deployments       each of them deployed once on the session stack
+    chaos_case              parametrized: every case of the matrix (see harness.cases)
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from harness.report.allure_report import write_categories
+from harness.stack.deploy import DeployedWorkflow
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation, Installer
 from harness.stack.stack import Stack, StackConfig
+
+if TYPE_CHECKING:
+    from harness.manifest import WorkflowUnderTest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -49,6 +58,51 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="where run directories (logs, evidence) go (default ./.n8n-chaos/runs)",
     )
+
+
+BUNDLED_WORKFLOWS = Path(__file__).resolve().parent.parent / "workflows_under_test"
+
+ChaosDeployments = dict[str, tuple["WorkflowUnderTest", DeployedWorkflow]]
+
+
+def _workflows_dir(config: pytest.Config) -> Path:
+    chosen = config.getoption("--chaos-workflows")
+    return Path(chosen) if chosen else BUNDLED_WORKFLOWS
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "chaos_case" not in metafunc.fixturenames:
+        return
+    from harness.cases import matrix
+    from harness.manifest import discover
+
+    cases = matrix(discover(_workflows_dir(metafunc.config)))
+    metafunc.parametrize("chaos_case", cases, ids=[c.id for c in cases], scope="function")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    alluredir = session.config.getoption("--alluredir", default=None)
+    if alluredir:
+        write_categories(Path(alluredir))
+
+
+@pytest.fixture(scope="session")
+def chaos_workflows(pytestconfig: pytest.Config) -> list[WorkflowUnderTest]:
+    from harness.manifest import discover
+
+    return discover(_workflows_dir(pytestconfig))
+
+
+@pytest.fixture(scope="session")
+def chaos_deployments(
+    n8n_stack: Stack, chaos_workflows: list[WorkflowUnderTest]
+) -> ChaosDeployments:
+    """Each workflow under test, its ledger schema applied, deployed once per session."""
+    deployed: ChaosDeployments = {}
+    for workflow in chaos_workflows:
+        n8n_stack.apply_ledger_schema(workflow.ledger_schema_sql)
+        deployed[workflow.name] = (workflow, n8n_stack.deploy(workflow.workflow))
+    return deployed
 
 
 def _reporter_line(config: pytest.Config, message: str) -> None:

@@ -66,6 +66,7 @@ class ManagedProcess:
     cwd: Path | None = None
     run_as: RunAs | None = None
     last_returncode: int | None = field(default=None, init=False)
+    paused: bool = field(default=False, init=False)
     _popen: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
 
     # -- lifecycle --------------------------------------------------------------------
@@ -112,9 +113,11 @@ class ManagedProcess:
 
     def pause(self) -> None:
         self._signal_group(signal.SIGSTOP)
+        self.paused = self._popen is not None
 
     def resume(self) -> None:
         self._signal_group(signal.SIGCONT)
+        self.paused = False
 
     def restart(self) -> None:
         self.stop()
@@ -149,6 +152,7 @@ class ManagedProcess:
     def _reap(self, popen: subprocess.Popen[bytes]) -> None:
         # Forget the pid once reaped: signalling it later could hit a recycled pid.
         self.last_returncode = popen.wait()
+        self.paused = False
         self.registry.ended(popen.pid)
         self._popen = None
 

@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psycopg
+from psycopg.rows import dict_row
+
 from harness.errors import ConfigError
 from harness.stack.deploy import DeployedWorkflow, deploy
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation
@@ -144,6 +147,51 @@ class Stack:
         if self.provider is not None:
             backing.append(self.provider.process)
         return backing + [n.process for n in self.n8n_processes]
+
+    def upstream_proxies(self, upstream: str) -> list[Proxy]:
+        """Every worker's proxy to the named upstream (e.g. "provider")."""
+        return [self.proxies[f"worker{i}_{upstream}"] for i in range(len(self.workers))]
+
+    def require_provider(self) -> ProviderServer:
+        if self.provider is None:
+            raise ConfigError("this needs the fake provider; start the stack with it")
+        return self.provider
+
+    def revive(self) -> list[str]:
+        """Resume paused processes and restart dead n8n processes (main first); names them."""
+        revived = []
+        for proc in self.n8n_processes:
+            if proc.process.paused:
+                proc.resume()
+                revived.append(f"{proc.name} resumed")
+        for proc in self.n8n_processes:
+            if not proc.process.running:
+                proc.restart(self.config.ready_timeout_s)
+                revived.append(f"{proc.name} restarted")
+        return revived
+
+    def worker_running(self, execution_id: str) -> int | None:
+        """Which worker picked the execution up, from its log ("Worker started execution N")."""
+        needle = f"Worker started execution {execution_id} ("
+        for i, worker in enumerate(self.workers):
+            try:
+                if needle in worker.process.log_path.read_text(errors="replace"):
+                    return i
+            except OSError:
+                continue
+        return None
+
+    def executions(self, workflow_id: str) -> list[dict[str, Any]]:
+        """Execution rows of a workflow, straight from n8n's database (oldest first)."""
+        with psycopg.connect(self.postgres_dsn, row_factory=dict_row) as conn:
+            return conn.execute(
+                'SELECT id::text AS id, status, mode, "retryOf" AS retry_of, '
+                '"retrySuccessId" AS retry_success_id, '
+                'extract(epoch from "startedAt")::float AS started_at, '
+                'extract(epoch from "stoppedAt")::float AS stopped_at '
+                'FROM execution_entity WHERE "workflowId" = %s ORDER BY id',
+                (workflow_id,),
+            ).fetchall()
 
     def worker_upstream_proxy(self, worker_index: int, upstream: str) -> Proxy:
         return self.proxies[f"worker{worker_index}_{upstream}"]
@@ -316,6 +364,12 @@ class Stack:
             self.webhook_base_url,
             {LEDGER_CREDENTIAL_NAME: self.ledger_credential_id},
         )
+
+    def apply_ledger_schema(self, sql: str | None) -> None:
+        """Run a workflow's ledger DDL on the ledger database (it must be re-runnable)."""
+        if sql:
+            with psycopg.connect(self.ledger_dsn, autocommit=True) as conn:
+                conn.execute(sql.encode())
 
     # -- state file (for `n8n-chaos down` and for humans) -----------------------------
     def describe(self) -> dict[str, Any]:

@@ -1,0 +1,20 @@
+"""SIGKILL n8n main while a synchronous webhook is in flight; the caller's connection dies."""
+
+from __future__ import annotations
+
+from harness.faults.base import FaultContext, NoAction, register
+
+
+@register("main_kill")
+class MainKill(NoAction):
+    name = "main_kill"
+
+    def inject(self, ctx: FaultContext) -> None:
+        main = ctx.stack.main
+        ctx.journal.record("fault.inject", self.name, pid=main.pid)
+        main.kill()
+
+    def heal(self, ctx: FaultContext) -> None:
+        if not ctx.stack.main.process.running:
+            took = ctx.stack.main.restart()
+            ctx.journal.record("fault.heal", self.name, ready_s=took)

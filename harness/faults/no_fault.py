@@ -1,0 +1,14 @@
+"""The control case: no fault at all. It must PASS for every workflow."""
+
+from __future__ import annotations
+
+from harness.faults.base import FaultContext, NoAction, register
+
+
+@register("no_fault")
+class NoFault(NoAction):
+    name = "no_fault"
+
+    def proof(self, ctx: FaultContext) -> str | None:
+        del ctx
+        return "nothing to land"

@@ -1,0 +1,270 @@
+"""Run one case: reset, drive the crash point (which injects the fault), heal, settle,
+collect the evidence, judge it. Data flows one way: case -> stack + fault -> workload ->
+ledgers -> oracle -> evidence on disk (the report reads that)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+
+from harness.faults import Fault, FaultContext
+from harness.journal import Journal
+from harness.oracle import CommitRow, Evidence, Judgement, judge
+from harness.stack.readiness import Readiness, wait_ready
+from harness.workload import (
+    BackgroundDelivery,
+    Delivery,
+    DeliveryAttempt,
+    History,
+    Sender,
+    SenderPolicy,
+)
+
+if TYPE_CHECKING:
+    from harness.cases import Case
+    from harness.manifest import WorkflowUnderTest
+    from harness.stack.deploy import DeployedWorkflow
+    from harness.stack.stack import Stack
+
+SETTLE_DEADLINE_S = 120.0
+DEFAULT_KEY_TTL_S = 24 * 3600.0
+
+
+@dataclass
+class CaseRun:
+    """Everything a crash point needs while it drives one case."""
+
+    case: Case
+    stack: Stack
+    workflow: WorkflowUnderTest
+    deployed: DeployedWorkflow
+    fault: Fault
+    key: str
+    body: dict[str, Any]
+    journal: Journal = field(default_factory=Journal)
+    history: History = field(default_factory=History)
+    known_executions: set[str] = field(default_factory=set)
+    ctx: FaultContext = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ctx = FaultContext(self.stack, self.journal, self.key)
+
+    # -- delivery --------------------------------------------------------------------
+    def sender(self) -> Sender:
+        assert self.deployed.webhook_url is not None
+        retry = self.fault.delivery is not Delivery.OPERATOR_RETRY
+        return Sender(
+            self.deployed.webhook_url, self.workflow.method, self.history, SenderPolicy(retry=retry)
+        )
+
+    def heal_before_retry(self, attempt: DeliveryAttempt) -> None:
+        self.journal.record("delivery.retry", "sender", after_status=attempt.status)
+        self.heal()
+
+    def deliver(self) -> DeliveryAttempt:
+        return self.sender().deliver(self.body, before_retry=self.heal_before_retry)
+
+    def start_delivery(self) -> BackgroundDelivery:
+        return BackgroundDelivery(self.sender(), self.body, before_retry=self.heal_before_retry)
+
+    def finish(self, delivery: BackgroundDelivery) -> None:
+        delivery.join(timeout_s=600)
+
+    # -- fault -----------------------------------------------------------------------
+    def inject(self) -> None:
+        self.fault.inject(self.ctx)
+        if self.fault.duration_s is not None:
+            timer = threading.Timer(self.fault.duration_s, self.heal)
+            timer.daemon = True
+            timer.start()
+
+    def heal(self) -> None:
+        self.fault.heal(self.ctx)
+
+    # -- observation -----------------------------------------------------------------
+    def new_executions(self) -> list[dict[str, Any]]:
+        return [
+            e
+            for e in self.stack.executions(self.deployed.id)
+            if e["id"] not in self.known_executions
+        ]
+
+    def wait_running_execution(self, deadline_s: float = 60.0) -> str:
+        found: list[str] = []
+
+        def probe() -> bool:
+            running = [e["id"] for e in self.new_executions() if e["status"] == "running"]
+            found[:] = running
+            return bool(running)
+
+        wait_ready(Readiness("the case's execution to be running", probe), deadline_s)
+        return found[-1]
+
+    def find_target(self, execution_id: str, deadline_s: float = 30.0) -> int:
+        found: list[int] = []
+
+        def probe() -> bool:
+            worker = self.stack.worker_running(execution_id)
+            if worker is not None:
+                found.append(worker)
+            return worker is not None
+
+        wait_ready(Readiness(f"the worker running execution {execution_id}", probe), deadline_s)
+        self.ctx.target_worker = found[0]
+        self.journal.record("crashpoint.target", "worker", worker=found[0], execution=execution_id)
+        return found[0]
+
+    def ledger_state(self) -> str | None:
+        query = self.workflow.ledger_state_query
+        if query is None:
+            return None
+        with psycopg.connect(self.stack.ledger_dsn) as conn:
+            row = conn.execute(query.encode(), {"key": self.key}).fetchone()
+        return None if row is None else str(row[0])
+
+    def settle(self) -> None:
+        """Wait until nothing of this case is still running in n8n or at the provider."""
+        control = self.stack.require_provider().control
+
+        def quiet() -> bool:
+            busy = [e for e in self.new_executions() if e["status"] in ("new", "running")]
+            in_flight = [
+                a for a in control.attempts(reference=self.key) if a.outcome == "in_flight"
+            ]
+            return not busy and not in_flight
+
+        wait_ready(
+            Readiness("the case to settle (no running execution, no request in flight)", quiet),
+            SETTLE_DEADLINE_S,
+        )
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    case_id: str
+    judgement: Judgement
+    evidence: Evidence
+    evidence_path: Path
+
+
+def new_key(case_id: str) -> str:
+    return f"{case_id[:40]}-{uuid.uuid4().hex[:10]}"
+
+
+def reset_stack(stack: Stack) -> None:
+    """Undo whatever an earlier case may have left: toxics, links, processes, provider plan."""
+    stack.toxiproxy.reset()
+    stack.revive()
+    control = stack.require_provider().control
+    control.clear_faults()
+    control.set_ttl(DEFAULT_KEY_TTL_S)
+
+
+def run_case(
+    case: Case, stack: Stack, workflow: WorkflowUnderTest, deployed: DeployedWorkflow
+) -> CaseResult:
+    from harness.crashpoints import get_crashpoint
+
+    reset_stack(stack)
+    key = new_key(case.id)
+    run = CaseRun(
+        case=case,
+        stack=stack,
+        workflow=workflow,
+        deployed=deployed,
+        fault=case.make_fault(),
+        key=key,
+        body=workflow.render_body(key=key, event_id=f"evt-{key}"),
+    )
+    run.known_executions = {e["id"] for e in stack.executions(deployed.id)}
+    log_marks = {p.name: _size(p.log_path) for p in stack.processes}
+    case_dir = stack.run.run_dir / "cases" / case.id
+    case_dir.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    try:
+        get_crashpoint(case.crashpoint).drive(run)
+    finally:
+        run.heal()
+        reset_stack(stack)
+        run.settle()
+    evidence = collect(run)
+    judgement = judge(evidence)
+    path = save(case_dir, run, evidence, judgement, started, log_marks)
+    return CaseResult(case.id, judgement, evidence, path)
+
+
+def collect(run: CaseRun) -> Evidence:
+    control = run.stack.require_provider().control
+    commits = control.commits(reference=run.key)
+    proof = run.fault.proof(run.ctx)
+    crash_proof = [e for e in run.journal.entries if e.kind == "crashpoint.landed"]
+    landed = proof is not None and (run.case.crashpoint in ("none",) or bool(crash_proof))
+    attempts = run.history.attempts
+    return Evidence(
+        key=run.key,
+        commits=[
+            CommitRow(c.effect_id, c.attempt_no, c.committed_at, c.idempotency_key) for c in commits
+        ],
+        acknowledged=run.history.acknowledged,
+        attempts_ok=sum(a.outcome == "ok" for a in attempts),
+        attempts_info=sum(a.outcome == "info" for a in attempts),
+        attempts_fail=sum(a.outcome == "fail" for a in attempts),
+        ledger_state=run.ledger_state(),
+        fault_landed=landed,
+        landing_proof="; ".join(filter(None, [proof, *(str(e.data) for e in crash_proof)]))
+        or "no journal entry proves the fault landed in its window",
+        execution_ids=[e["id"] for e in run.new_executions()],
+    )
+
+
+def save(
+    case_dir: Path,
+    run: CaseRun,
+    evidence: Evidence,
+    judgement: Judgement,
+    started: float,
+    log_marks: dict[str, int],
+) -> Path:
+    """Write everything a failed case needs to be understood (and re-judged offline)."""
+    control = run.stack.require_provider().control
+    doc = {
+        "case": run.case.id,
+        "workflow": run.workflow.name,
+        "fault": run.case.fault,
+        "crashpoint": run.case.crashpoint,
+        "expected": sorted(v.value for v in run.case.expected),
+        "verdict": judgement.verdict.value,
+        "explanation": judgement.explanation,
+        "started_at": started,
+        "ended_at": time.time(),
+        "evidence": evidence.to_json(),
+        "history": run.history.to_json(),
+        "journal": run.journal.to_json(),
+        "provider_attempts": [
+            a.__dict__ | {"outcome": str(a.outcome)} for a in control.attempts(reference=run.key)
+        ],
+        "executions": run.new_executions(),
+    }
+    path = case_dir / "evidence.json"
+    path.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    logs = case_dir / "logs"
+    logs.mkdir(exist_ok=True)
+    for proc in run.stack.processes:
+        with proc.log_path.open("rb") as handle:
+            handle.seek(log_marks.get(proc.name, 0))
+            (logs / f"{proc.name}.log").write_bytes(handle.read())
+    return path
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -1,0 +1,38 @@
+"""The crash matrix as a pytest test. The plugin parametrizes ``chaos_case`` with every case
+of the workflows found (bundled, or ``--chaos-workflows DIR``); ids read
+``<workflow>-<fault>-<crash point>``, so one case reruns with its node id or ``-k``."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cases import Case
+from harness.oracle import Verdict
+from harness.plugin import ChaosDeployments
+from harness.report.allure_report import attach_result, label_case
+from harness.runner import run_case
+from harness.stack.stack import Stack
+
+
+@pytest.mark.chaos
+def test_exactly_once(
+    chaos_case: Case, n8n_stack: Stack, chaos_deployments: ChaosDeployments
+) -> None:
+    label_case(chaos_case)
+    workflow, deployed = chaos_deployments[chaos_case.workflow]
+    result = run_case(chaos_case, n8n_stack, workflow, deployed)
+    attach_result(result)
+    verdict = result.judgement.verdict
+    where = f"evidence: {result.evidence_path}"
+    if verdict is Verdict.NO_EVIDENCE and Verdict.NO_EVIDENCE not in chaos_case.expected:
+        raise HarnessCaseError(
+            f"NO-EVIDENCE (harness error): {result.judgement.explanation}; {where}"
+        )
+    assert verdict in chaos_case.expected, (
+        f"{verdict.value} where {'/'.join(sorted(v.value for v in chaos_case.expected))} was "
+        f"expected: {result.judgement.explanation}; {where}"
+    )
+
+
+class HarnessCaseError(Exception):
+    """The case could not prove its fault landed: reported as broken, never as a pass."""

@@ -1,0 +1,185 @@
+"""The client side: deliveries of a business event to a webhook, each attempt recorded.
+
+Every attempt ends as one of Jepsen's three outcomes:
+- ok:   a 2xx was seen; the workflow says the effect is done;
+- fail: a definite rejection (4xx other than 409/429): the effect did not and will not happen;
+- info: anything else (timeout, reset, 409 in progress, 429, 5xx): it may or may not have
+        happened. An ``info`` is never counted as a failure.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+import httpx
+
+Outcome = Literal["ok", "fail", "info"]
+
+
+class Delivery(StrEnum):
+    """How the event reaches the workflow in a case (the sender's side of a fault)."""
+
+    SENDER_RETRY = "sender_retry"  # one delivery, retried by the sender on timeout/5xx/409
+    CONCURRENT = "concurrent"  # N identical deliveries at once, each retried
+    REDELIVER = "redeliver"  # a completed delivery, sent again later (the crash point says when)
+    OPERATOR_RETRY = "operator_retry"  # no sender retry; an operator retries the execution
+
+
+_RETRYABLE_4XX = (408, 409, 425, 429)
+
+
+@dataclass(frozen=True)
+class DeliveryAttempt:
+    delivery: str  # which delivery of the event this attempt belongs to ("d1", "dup3", ...)
+    number: int
+    started_at: float
+    ended_at: float
+    outcome: Outcome
+    status: int | None
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def classify(status: int | None) -> Outcome:
+    if status is None:
+        return "info"
+    if 200 <= status < 300:
+        return "ok"
+    if 400 <= status < 500 and status not in _RETRYABLE_4XX:
+        return "fail"
+    return "info"
+
+
+@dataclass
+class History:
+    """Every attempt of every delivery of one case, in completion order (thread-safe)."""
+
+    attempts: list[DeliveryAttempt] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, attempt: DeliveryAttempt) -> None:
+        with self._lock:
+            self.attempts.append(attempt)
+
+    @property
+    def acknowledged(self) -> bool:
+        return any(a.outcome == "ok" for a in self.attempts)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [a.to_json() for a in self.attempts]
+
+
+@dataclass(frozen=True)
+class SenderPolicy:
+    """How the event's sender behaves, like a webhook provider: retry what is not definite."""
+
+    attempt_timeout_s: float = 30.0
+    max_attempts: int = 6
+    backoff_s: float = 1.0  # the sender's own pacing between retries, doubled each time
+    retry: bool = True
+
+
+class Sender:
+    def __init__(self, url: str, method: str, history: History, policy: SenderPolicy) -> None:
+        self.url = url
+        self.method = method
+        self.history = history
+        self.policy = policy
+
+    def attempt(self, body: dict[str, Any], delivery: str, number: int) -> DeliveryAttempt:
+        started = time.time()
+        status: int | None = None
+        try:
+            response = httpx.request(
+                self.method, self.url, json=body, timeout=self.policy.attempt_timeout_s
+            )
+            status = response.status_code
+            detail = response.text[:300]
+        except httpx.HTTPError as exc:
+            detail = f"{type(exc).__name__}: {exc}"[:300]
+        result = DeliveryAttempt(
+            delivery, number, started, time.time(), classify(status), status, detail
+        )
+        self.history.add(result)
+        return result
+
+    def deliver(
+        self,
+        body: dict[str, Any],
+        delivery: str = "d1",
+        before_retry: Callable[[DeliveryAttempt], None] | None = None,
+    ) -> DeliveryAttempt:
+        """Send until definite (ok/fail) or the attempts run out; returns the last attempt."""
+        wait = self.policy.backoff_s
+        number = 1
+        while True:
+            last = self.attempt(body, delivery, number)
+            if last.outcome != "info" or not self.policy.retry:
+                return last
+            if number >= self.policy.max_attempts:
+                return last
+            if before_retry is not None:
+                before_retry(last)
+            time.sleep(wait)  # the sender's retry pacing (part of the workload, not a sync)
+            wait = min(wait * 2, 8.0)
+            number += 1
+
+    def deliver_concurrently(self, body: dict[str, Any], copies: int) -> list[DeliveryAttempt]:
+        """``copies`` identical deliveries released together by a barrier, each retried."""
+        gate = threading.Barrier(copies)
+        results: list[DeliveryAttempt] = []
+        lock = threading.Lock()
+
+        def one(index: int) -> None:
+            gate.wait(timeout=30)
+            last = self.deliver(body, delivery=f"dup{index + 1}")
+            with lock:
+                results.append(last)
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(copies)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return results
+
+
+class BackgroundDelivery:
+    """A delivery running in a thread, so the harness can act at a crash point meanwhile."""
+
+    def __init__(
+        self,
+        sender: Sender,
+        body: dict[str, Any],
+        before_retry: Callable[[DeliveryAttempt], None] | None = None,
+    ) -> None:
+        self.result: DeliveryAttempt | None = None
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(sender, body, before_retry), daemon=True
+        )
+        self._thread.start()
+
+    def _run(
+        self,
+        sender: Sender,
+        body: dict[str, Any],
+        before_retry: Callable[[DeliveryAttempt], None] | None,
+    ) -> None:
+        try:
+            self.result = sender.deliver(body, before_retry=before_retry)
+        except BaseException as exc:  # reported by join(), never lost
+            self.error = exc
+
+    def join(self, timeout_s: float) -> DeliveryAttempt | None:
+        self._thread.join(timeout=timeout_s)
+        if self.error is not None:
+            raise self.error
+        return self.result

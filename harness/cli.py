@@ -8,6 +8,7 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 from types import FrameType
 
 import click
@@ -199,6 +200,81 @@ def down(timeout: float) -> None:
         if state_file.exists():
             console.print(f"[red]run {state['run_id']} did not stop in {timeout:.0f} s[/]")
             sys.exit(1)
+
+
+@main.command(name="list")
+@click.option(
+    "--workflows",
+    "workflows_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder of workflows under test (default: the bundled ones).",
+)
+def list_cases(workflows_dir: Path | None) -> None:
+    """List the cases of the crash matrix with their expected verdicts (starts nothing)."""
+    from harness.cases import matrix
+    from harness.manifest import discover
+    from harness.plugin import BUNDLED_WORKFLOWS
+
+    try:
+        cases = matrix(discover(workflows_dir or BUNDLED_WORKFLOWS))
+    except HarnessError as exc:
+        _fail(exc)
+    for case in cases:
+        expected = "/".join(sorted(v.value for v in case.expected))
+        click.echo(f"{case.id:60} expect {expected}")
+    console.print(f"{len(cases)} cases")
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.option(
+    "--workflows",
+    "workflows_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder of workflows under test (default: the bundled ones).",
+)
+@click.option(
+    "-k",
+    "keyword",
+    default=None,
+    metavar="EXPR",
+    help="Only the cases whose id matches, e.g. -k 'payment_naive and worker_kill'.",
+)
+@click.option(
+    "--alluredir", default="allure-results", show_default=True, help="Where Allure results go."
+)
+@click.pass_context
+def run(
+    ctx: click.Context, workflows_dir: Path | None, keyword: str | None, alluredir: str
+) -> None:
+    """Run the crash matrix (a pytest run of harness/suite.py); extra args go to pytest.
+
+    \b
+    Examples:
+      n8n-chaos run                                   every case, bundled workflows
+      n8n-chaos run -k payment_idempotent-worker_kill-after_commit
+      n8n-chaos run --workflows ./my_workflows -x     your own workflows + manifests
+    """
+    import subprocess
+
+    import harness.suite
+
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        harness.suite.__file__,
+        "-p",
+        "no:cacheprovider",
+        f"--alluredir={alluredir}",
+    ]
+    if workflows_dir is not None:
+        argv.append(f"--chaos-workflows={workflows_dir}")
+    if keyword:
+        argv += ["-k", keyword]
+    argv += ctx.args
+    sys.exit(subprocess.call(argv))
 
 
 def _pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:

@@ -303,7 +303,9 @@ class Stack:
     def _bring_up(self, progress: Progress) -> None:
         started = time.monotonic()
         progress("starting Postgres, Redis, Toxiproxy and the provider")
+        initdb_started = time.monotonic()
         self.postgres.initdb()
+        self.timings["postgres initdb"] = time.monotonic() - initdb_started
         backing: list[Service] = [self.postgres, self.redis, self.toxiproxy_server]
         if self.provider is not None:
             backing.append(self.provider)

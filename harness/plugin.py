@@ -54,6 +54,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="seconds each part may take to become ready (default 180)",
     )
     group.addoption(
+        "--chaos-workflows",
+        default=None,
+        metavar="DIR",
+        help="folder of workflows under test, one sub-folder each with manifest.json "
+        "(default: the bundled workflows_under_test)",
+    )
+    group.addoption(
         "--n8n-runs-dir",
         default=None,
         help="where run directories (logs, evidence) go (default ./.n8n-chaos/runs)",

@@ -40,9 +40,17 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("concurrent_duplicates", "none", CAUGHT),
     Scenario("late_redelivery", "after_completion", CAUGHT),
     Scenario("late_redelivery", "after_ttl", CAUGHT),
-    Scenario("operator_retry", "after_commit", CAUGHT),
-    Scenario("redis_blip", "after_commit"),
-    Scenario("postgres_cut", "after_commit"),
+    # Finding (n8n 2.40.7): retrying an execution that failed because its worker died
+    # ends at once as `error` without running any node, so even the naive workflow does
+    # not charge twice here. The case stays to catch a change in that behaviour.
+    Scenario("operator_retry", "after_commit"),
+    # Finding (n8n 2.40.7): after a 3 s Redis blip the synchronous webhook caller got no
+    # answer in 30 s although the execution succeeded; the sender's retry then charges twice.
+    Scenario("redis_blip", "after_commit", CAUGHT),
+    # Finding (n8n 2.40.7): after an 8 s cut of the worker's and main's Postgres links the
+    # execution stayed `running` for good and the webhook caller got no answer; the
+    # sender's retry charges twice.
+    Scenario("postgres_cut", "after_commit", CAUGHT),
 )
 
 

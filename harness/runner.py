@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
+from harness.errors import HarnessError, ServiceStartTimeout
 from harness.faults import Fault, FaultContext
 from harness.journal import Journal
 from harness.oracle import CommitRow, Evidence, Judgement, judge
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from harness.stack.stack import Stack
 
 SETTLE_DEADLINE_S = 120.0
+EXECUTION_SETTLE_S = 45.0
 DEFAULT_KEY_TTL_S = 24 * 3600.0
 
 
@@ -130,20 +132,36 @@ class CaseRun:
         return None if row is None else str(row[0])
 
     def settle(self) -> None:
-        """Wait until nothing of this case is still running in n8n or at the provider."""
+        """Wait until nothing of this case is in flight at the provider (a harness error if
+        that never happens), then until n8n has finished its executions: one that is still
+        new/running after the deadline is what n8n does, recorded as a finding."""
         control = self.stack.require_provider().control
 
-        def quiet() -> bool:
-            busy = [e for e in self.new_executions() if e["status"] in ("new", "running")]
-            in_flight = [
-                a for a in control.attempts(reference=self.key) if a.outcome == "in_flight"
-            ]
-            return not busy and not in_flight
+        def provider_quiet() -> bool:
+            attempts = control.attempts(reference=self.key)
+            return not [a for a in attempts if a.outcome == "in_flight"]
+
+        def n8n_quiet() -> bool:
+            return not self.stuck_executions()
 
         wait_ready(
-            Readiness("the case to settle (no running execution, no request in flight)", quiet),
+            Readiness("the provider to finish the case's requests", provider_quiet),
             SETTLE_DEADLINE_S,
         )
+        try:
+            wait_ready(
+                Readiness("n8n to finish the case's executions", n8n_quiet), EXECUTION_SETTLE_S
+            )
+        except ServiceStartTimeout:
+            self.journal.record(
+                "finding",
+                "execution never finished",
+                executions=self.stuck_executions(),
+                note=f"still new/running {EXECUTION_SETTLE_S:.0f} s after the faults healed",
+            )
+
+    def stuck_executions(self) -> list[str]:
+        return [e["id"] for e in self.new_executions() if e["status"] in ("new", "running")]
 
 
 @dataclass(frozen=True)
@@ -188,22 +206,40 @@ def run_case(
     case_dir = stack.run.run_dir / "cases" / case.id
     case_dir.mkdir(parents=True, exist_ok=True)
     started = time.time()
+    failure: BaseException | None = None
+    proof: str | None = None
     try:
         get_crashpoint(case.crashpoint).drive(run)
+    except BaseException as exc:  # re-raised below, once the evidence is on disk
+        failure = exc
+        run.journal.record("harness.error", type(exc).__name__, message=str(exc)[:500])
     finally:
+        # Before healing: a heal clears the provider's fault plan, part of the proof.
+        proof = run.fault.proof(run.ctx)
         run.heal()
         reset_stack(stack)
-        run.settle()
-    evidence = collect(run)
+        try:
+            run.settle()
+        except Exception as exc:
+            failure = failure or exc
+            run.journal.record("harness.error", "settle", message=str(exc)[:500])
+    evidence = collect(run, proof)
     judgement = judge(evidence)
     path = save(case_dir, run, evidence, judgement, started, log_marks)
+    if failure is not None:
+        raise CaseAborted(
+            f"case {case.id} did not complete ({failure}); evidence kept in {path}"
+        ) from failure
     return CaseResult(case.id, judgement, evidence, path)
 
 
-def collect(run: CaseRun) -> Evidence:
+class CaseAborted(HarnessError):
+    """The case could not be driven to its end; its evidence is on disk all the same."""
+
+
+def collect(run: CaseRun, proof: str | None) -> Evidence:
     control = run.stack.require_provider().control
     commits = control.commits(reference=run.key)
-    proof = run.fault.proof(run.ctx)
     crash_proof = [e for e in run.journal.entries if e.kind == "crashpoint.landed"]
     landed = proof is not None and (run.case.crashpoint in ("none",) or bool(crash_proof))
     attempts = run.history.attempts

@@ -28,6 +28,7 @@ class ProviderFault(NoAction):
         ctx.stack.require_provider().control.clear_faults()
 
     def proof(self, ctx: FaultContext) -> str | None:
+        # Read before the heal clears the plan: `hits` counts the attempts the fault hit.
         faults = ctx.stack.require_provider().control.faults()
         hits = sum(f.hits for f in faults if f.reference_prefix == ctx.reference)
         return f"provider applied {self.kind} to {hits} attempt(s)" if hits else None

@@ -1,0 +1,468 @@
+"""Workflows under test: one folder per workflow, the n8n JSON plus a small manifest.
+
+    workflows_under_test/<name>/
+        manifest.json   how to trigger it, which body field is the business key, what it promises
+        workflow.json   the n8n workflow (exported from n8n, or written by hand)
+        ledger.sql      optional: the workflow's own ledger tables (CREATE TABLE IF NOT EXISTS ...)
+
+``manifest.json``::
+
+    {
+      "name": "payment_idempotent",                 # = the folder name
+      "description": "one line",
+      "workflow": "workflow.json",
+      "promise": "exactly_once",                    # exactly_once | at_most_once | none
+      "trigger": {"method": "POST", "path": "pay-idempotent",
+                  "body": {"order_id": "{key}", "event_id": "{event_id}", "amount": 1250}},
+      "business_key": "order_id",                   # body field carrying the provider reference
+      "effect": "charges",                          # charges | emails: the provider endpoint
+      "ledger": {                                   # optional, and so is each field
+        "schema": "ledger.sql",
+        "state_query": "SELECT status FROM pay_ledger WHERE op_key = 'pay:' || %(key)s",
+        "done_state": "confirmed",                  # the state once the effect is known done
+        "unknown_states": ["claimed", "unknown"]    # states that mean "nobody knows yet"
+      }
+    }
+
+``load_manifest(folder)`` reads one folder, ``discover(root)`` every folder under a root. Every
+problem is a ``ConfigError`` that names the file, the field and the fix. The workflow JSON is
+checked as far as the harness relies on it: exactly one Webhook node, whose path and method are
+the manifest's and which answers synchronously (``lastNode`` or ``responseNode``).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+from fake_providers.payment import Effect as ProviderEffect
+from harness.errors import ConfigError
+
+MANIFEST_FILE = "manifest.json"
+WEBHOOK_NODE_TYPE = "n8n-nodes-base.webhook"
+KEY_PLACEHOLDER = "{key}"
+EVENT_ID_PLACEHOLDER = "{event_id}"
+STATE_QUERY_PARAMETER = "%(key)s"
+# n8n's Webhook node answers GET when httpMethod is absent.
+WEBHOOK_DEFAULT_METHOD = "GET"
+SYNCHRONOUS_RESPONSE_MODES = ("lastNode", "responseNode")
+HTTP_METHODS = ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# A static production path: no leading/trailing slash, no ":param" segments, no whitespace.
+_PATH = re.compile(r"^[A-Za-z0-9_.~-]+(/[A-Za-z0-9_.~-]+)*$")
+
+_TOP_FIELDS = (
+    "name",
+    "description",
+    "workflow",
+    "promise",
+    "trigger",
+    "business_key",
+    "effect",
+    "ledger",
+)
+_TRIGGER_FIELDS = ("method", "path", "body")
+_LEDGER_FIELDS = ("schema", "state_query", "done_state", "unknown_states")
+
+T = TypeVar("T")
+E = TypeVar("E", bound=StrEnum)
+
+
+class Promise(StrEnum):
+    """What the workflow claims about its side effect, per business event."""
+
+    EXACTLY_ONCE = "exactly_once"
+    AT_MOST_ONCE = "at_most_once"
+    NONE = "none"  # naive: nothing promised; the harness is expected to catch it
+
+
+class EffectEndpoint(StrEnum):
+    """Which endpoint of the fake provider is the workflow's side effect."""
+
+    CHARGES = "charges"
+    EMAILS = "emails"
+
+    @property
+    def provider_effect(self) -> ProviderEffect:
+        """The effect kind the provider records its commits under."""
+        return ProviderEffect.CHARGE if self is EffectEndpoint.CHARGES else ProviderEffect.EMAIL
+
+
+@dataclass(frozen=True)
+class WorkflowUnderTest:
+    """One workflow under test, validated. ``workflow`` is the n8n JSON as a dict."""
+
+    name: str
+    description: str
+    promise: Promise
+    workflow: dict[str, Any] = field(hash=False, repr=False)
+    method: str
+    path: str
+    body_template: dict[str, Any] = field(hash=False)
+    business_key: str
+    effect: EffectEndpoint
+    ledger_schema_sql: str | None = field(default=None, repr=False)
+    ledger_state_query: str | None = None
+    ledger_done_state: str | None = None
+    ledger_unknown_states: tuple[str, ...] = ()
+    directory: Path | None = None
+
+    def render_body(self, key: str, event_id: str) -> dict[str, Any]:
+        """The trigger body with ``{key}`` and ``{event_id}`` replaced in every string value."""
+        rendered = _render(self.body_template, key, event_id)
+        assert isinstance(rendered, dict)
+        return rendered
+
+    def with_path(self, path: str) -> WorkflowUnderTest:
+        """A copy whose Webhook node (and trigger) use another path, e.g. a unique one per
+        deployment: n8n refuses to publish two workflows on the same method and path."""
+        where = f"{self.name}: with_path({path!r})"
+        _check_path(path, where)
+        workflow = copy.deepcopy(self.workflow)
+        _webhook_node(workflow, where)["parameters"]["path"] = path
+        return dataclasses.replace(self, workflow=workflow, path=path)
+
+
+# -- loading -------------------------------------------------------------------------------
+
+
+def load_manifest(directory: Path) -> WorkflowUnderTest:
+    """Read and validate ``<directory>/manifest.json`` and the files it names."""
+    manifest_path = directory / MANIFEST_FILE
+    if not manifest_path.is_file():
+        raise ConfigError(
+            f"{manifest_path}: file not found; every folder of workflows under test needs a "
+            f"{MANIFEST_FILE} (see harness/manifest.py for the format)"
+        )
+    doc = _object(_read_json(manifest_path, "the manifest"), manifest_path, "(top level)")
+    m = _Fields(manifest_path)
+    m.only(doc, _TOP_FIELDS, "")
+
+    name = m.string(doc, "name")
+    if not _NAME.match(name):
+        m.fail("name", f"{name!r} is not a usable name; use letters, digits, '_', '-', '.'")
+    if name != directory.name:
+        m.fail(
+            "name",
+            f"{name!r} differs from its folder {directory.name!r}; rename one so they match",
+        )
+    description = m.string(doc, "description", allow_empty=True)
+    promise = m.choice(doc, "promise", Promise)
+    effect = m.choice(doc, "effect", EffectEndpoint)
+
+    trigger = m.mapping(doc, "trigger")
+    m.only(trigger, _TRIGGER_FIELDS, "trigger.")
+    method = m.string(trigger, "method", "trigger.method").upper()
+    if method not in HTTP_METHODS:
+        m.fail("trigger.method", f"{method!r} is not one of {', '.join(HTTP_METHODS)}")
+    path = m.string(trigger, "path", "trigger.path")
+    _check_path(path, f"{manifest_path}: field 'trigger.path'")
+    body = m.mapping(trigger, "body", "trigger.body")
+
+    business_key = m.string(doc, "business_key")
+    if body.get(business_key) != KEY_PLACEHOLDER:
+        m.fail(
+            "business_key",
+            f"trigger.body.{business_key} must be the string {KEY_PLACEHOLDER!r}, got "
+            f"{body.get(business_key, '(missing)')!r}: the provider counts commits per "
+            f"reference, and the workflow must send the business key as that reference",
+        )
+
+    workflow_file = m.string(doc, "workflow")
+    workflow = _load_workflow(_sibling(directory, workflow_file, m, "workflow"))
+    _check_webhook(workflow, directory / workflow_file, method, path, manifest_path)
+
+    schema_sql, state_query, done_state, unknown_states = _ledger(doc, directory, m)
+    return WorkflowUnderTest(
+        name=name,
+        description=description,
+        promise=promise,
+        workflow=workflow,
+        method=method,
+        path=path,
+        body_template=body,
+        business_key=business_key,
+        effect=effect,
+        ledger_schema_sql=schema_sql,
+        ledger_state_query=state_query,
+        ledger_done_state=done_state,
+        ledger_unknown_states=unknown_states,
+        directory=directory,
+    )
+
+
+def discover(root: Path) -> list[WorkflowUnderTest]:
+    """Every workflow under ``root`` (one folder each), sorted by name.
+
+    Folders whose name starts with ``.`` or ``_`` are skipped; any other folder must hold a
+    manifest. Two workflows may not share a name, nor a method and path (n8n would refuse to
+    publish the second).
+    """
+    if not root.is_dir():
+        raise ConfigError(
+            f"{root}: not a folder; point the harness at the folder that holds one folder per "
+            "workflow under test"
+        )
+    found = [
+        load_manifest(folder)
+        for folder in sorted(root.iterdir())
+        if folder.is_dir() and not folder.name.startswith((".", "_"))
+    ]
+    by_route: dict[tuple[str, str], WorkflowUnderTest] = {}
+    for wut in found:
+        route = (wut.method, wut.path)
+        other = by_route.setdefault(route, wut)
+        if other is not wut:
+            raise ConfigError(
+                f"{_manifest_of(wut)}: field 'trigger.path': {wut.method} {wut.path!r} is "
+                f"already the trigger of {_manifest_of(other)}; give each workflow its own path"
+            )
+    return sorted(found, key=lambda wut: wut.name)
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _render(value: Any, key: str, event_id: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(KEY_PLACEHOLDER, key).replace(EVENT_ID_PLACEHOLDER, event_id)
+    if isinstance(value, dict):
+        return {k: _render(v, key, event_id) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_render(v, key, event_id) for v in value]
+    return value
+
+
+def _manifest_of(wut: WorkflowUnderTest) -> Path | str:
+    return wut.directory / MANIFEST_FILE if wut.directory else wut.name
+
+
+def _check_path(path: str, where: str) -> None:
+    if not _PATH.match(path):
+        raise ConfigError(
+            f"{where}: {path!r} is not a static webhook path; use segments of letters, digits "
+            "and '_.~-' separated by '/', without a leading '/' or ':param' parts"
+        )
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read {what}: {exc}") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path}: line {exc.lineno} column {exc.colno}: {what} is not valid JSON "
+            f"({exc.msg}); fix the syntax there (JSON has no comments or trailing commas)"
+        ) from exc
+
+
+def _object(value: Any, path: Path, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(
+            f"{path}: {where}: expected a JSON object, got {_json_type(value)}; "
+            "the file must hold one {...} object"
+        )
+    return value
+
+
+def _sibling(directory: Path, name: str, m: _Fields, field_name: str) -> Path:
+    candidate = directory / name
+    if Path(name).is_absolute() or ".." in Path(name).parts:
+        m.fail(field_name, f"{name!r} must be a file name inside {directory}")
+    if not candidate.is_file():
+        m.fail(field_name, f"file {candidate} not found; put it beside the manifest or fix it")
+    return candidate
+
+
+def _load_workflow(path: Path) -> dict[str, Any]:
+    workflow = _object(_read_json(path, "the workflow"), path, "(top level)")
+    name = workflow.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{path}: field 'name': the workflow needs a non-empty name")
+    nodes = workflow.get("nodes")
+    if not isinstance(nodes, list) or not all(isinstance(n, dict) for n in nodes):
+        raise ConfigError(
+            f"{path}: field 'nodes': expected a list of node objects, got {_json_type(nodes)}; "
+            "export the workflow from n8n (Download) to get the right shape"
+        )
+    if not isinstance(workflow.get("connections"), dict):
+        raise ConfigError(
+            f"{path}: field 'connections': expected an object, got "
+            f"{_json_type(workflow.get('connections'))}; export the workflow from n8n"
+        )
+    return workflow
+
+
+def _webhook_node(workflow: dict[str, Any], where: str) -> dict[str, Any]:
+    webhooks: list[dict[str, Any]] = [
+        n for n in workflow["nodes"] if n.get("type") == WEBHOOK_NODE_TYPE
+    ]
+    if not webhooks:
+        raise ConfigError(
+            f"{where}: field 'nodes': no Webhook node (type {WEBHOOK_NODE_TYPE!r}); the harness "
+            "triggers a workflow through its production webhook, so start it with one"
+        )
+    if len(webhooks) > 1:
+        names = ", ".join(repr(n.get("name")) for n in webhooks)
+        raise ConfigError(
+            f"{where}: field 'nodes': {len(webhooks)} Webhook nodes ({names}); keep exactly one, "
+            "the trigger the manifest describes"
+        )
+    node = webhooks[0]
+    if not isinstance(node.get("parameters"), dict):
+        raise ConfigError(f"{where}: Webhook node {node.get('name')!r} has no 'parameters' object")
+    return node
+
+
+def _check_webhook(
+    workflow: dict[str, Any], path: Path, method: str, trigger_path: str, manifest_path: Path
+) -> None:
+    node = _webhook_node(workflow, str(path))
+    params = node["parameters"]
+    label = f"{path}: Webhook node {node.get('name')!r}"
+    if params.get("path") != trigger_path:
+        raise ConfigError(
+            f"{label}: parameters.path is {params.get('path')!r} but {manifest_path} field "
+            f"'trigger.path' is {trigger_path!r}; make them the same"
+        )
+    methods = params.get("httpMethod", WEBHOOK_DEFAULT_METHOD)
+    allowed = [methods] if isinstance(methods, str) else methods
+    if not isinstance(allowed, list) or method not in [str(m).upper() for m in allowed]:
+        raise ConfigError(
+            f"{label}: parameters.httpMethod is {methods!r} but {manifest_path} field "
+            f"'trigger.method' is {method!r}; make them the same"
+        )
+    mode = params.get("responseMode", "onReceived")
+    if mode not in SYNCHRONOUS_RESPONSE_MODES:
+        raise ConfigError(
+            f"{label}: parameters.responseMode is {mode!r}; the harness reads the outcome from "
+            "the webhook's answer, so set it to 'lastNode' or 'responseNode' (a Respond to "
+            "Webhook node)"
+        )
+
+
+def _ledger(
+    doc: dict[str, Any], directory: Path, m: _Fields
+) -> tuple[str | None, str | None, str | None, tuple[str, ...]]:
+    ledger = m.mapping(doc, "ledger", default={})
+    m.only(ledger, _LEDGER_FIELDS, "ledger.")
+    schema_sql = None
+    schema_file = m.optional_string(ledger, "schema", "ledger.schema")
+    if schema_file is not None:
+        schema_path = _sibling(directory, schema_file, m, "ledger.schema")
+        schema_sql = schema_path.read_text(encoding="utf-8")
+        if not schema_sql.strip():
+            m.fail(
+                "ledger.schema", f"{schema_path} is empty; put the CREATE TABLE statements in it"
+            )
+    state_query = m.optional_string(ledger, "state_query", "ledger.state_query")
+    if state_query is not None and STATE_QUERY_PARAMETER not in state_query:
+        m.fail(
+            "ledger.state_query",
+            f"the query must select by the business key with the placeholder "
+            f"{STATE_QUERY_PARAMETER} (psycopg named parameter)",
+        )
+    done_state = m.optional_string(ledger, "done_state", "ledger.done_state")
+    unknown = ledger.get("unknown_states", [])
+    if not isinstance(unknown, list) or not all(isinstance(s, str) and s for s in unknown):
+        m.fail("ledger.unknown_states", f"expected a list of state names, got {unknown!r}")
+    if (done_state is not None or unknown) and state_query is None:
+        m.fail(
+            "ledger.state_query",
+            "missing: done_state/unknown_states name states of a query; add the state_query",
+        )
+    return schema_sql, state_query, done_state, tuple(unknown)
+
+
+def _json_type(value: Any) -> str:
+    names: Mapping[type, str] = {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }
+    return names.get(type(value), type(value).__name__)
+
+
+class _Fields:
+    """Typed reads of manifest fields; every failure names the file, the field and the fix."""
+
+    _MISSING = object()
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, name: str, problem: str) -> NoReturn:
+        raise ConfigError(f"{self.path}: field {name!r}: {problem}")
+
+    def only(self, doc: dict[str, Any], known: tuple[str, ...], prefix: str) -> None:
+        for key in doc:
+            if key not in known:
+                self.fail(
+                    prefix + key,
+                    f"unknown field; the known ones are {', '.join(prefix + k for k in known)}",
+                )
+
+    def _get(self, doc: dict[str, Any], key: str, name: str, default: Any) -> Any:
+        value = doc.get(key, self._MISSING)
+        if value is self._MISSING:
+            if default is self._MISSING:
+                self.fail(name, "missing; add it (see harness/manifest.py for the format)")
+            return default
+        return value
+
+    def _typed(
+        self,
+        doc: dict[str, Any],
+        key: str,
+        name: str | None,
+        kind: type[T],
+        what: str,
+        default: Any = _MISSING,
+    ) -> T:
+        name = name or key
+        value = self._get(doc, key, name, default)
+        if not isinstance(value, kind):
+            self.fail(name, f"expected {what}, got {_json_type(value)} {value!r}")
+        return value
+
+    def string(
+        self, doc: dict[str, Any], key: str, name: str | None = None, allow_empty: bool = False
+    ) -> str:
+        value = self._typed(doc, key, name, str, "a string")
+        if not value.strip() and not allow_empty:
+            self.fail(name or key, "must not be empty")
+        return value
+
+    def optional_string(self, doc: dict[str, Any], key: str, name: str) -> str | None:
+        if doc.get(key) is None:
+            return None
+        return self.string(doc, key, name)
+
+    def mapping(
+        self, doc: dict[str, Any], key: str, name: str | None = None, default: Any = _MISSING
+    ) -> dict[str, Any]:
+        value: dict[str, Any] = self._typed(doc, key, name, dict, "an object", default)
+        return value
+
+    def choice(self, doc: dict[str, Any], key: str, kind: type[E]) -> E:
+        value = self.string(doc, key)
+        try:
+            return kind(value)
+        except ValueError:
+            known = ", ".join(repr(str(v)) for v in kind)
+            self.fail(key, f"unknown {key} {value!r}; use one of {known}")

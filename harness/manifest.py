@@ -253,11 +253,15 @@ def _check_path(path: str, where: str) -> None:
         )
 
 
-def _read_json(path: Path, what: str) -> Any:
+def _read_text(path: Path, what: str) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read {what}: {exc}") from exc
+        raise ConfigError(f"{path}: cannot read {what}: {exc}; save it as UTF-8 text") from exc
+
+
+def _read_json(path: Path, what: str) -> Any:
+    text = _read_text(path, what)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -361,7 +365,7 @@ def _ledger(
     schema_file = m.optional_string(ledger, "schema", "ledger.schema")
     if schema_file is not None:
         schema_path = _sibling(directory, schema_file, m, "ledger.schema")
-        schema_sql = schema_path.read_text(encoding="utf-8")
+        schema_sql = _read_text(schema_path, "the ledger schema")
         if not schema_sql.strip():
             m.fail(
                 "ledger.schema", f"{schema_path} is empty; put the CREATE TABLE statements in it"

@@ -1,0 +1,404 @@
+"""The workflow-under-test loader: good manifests load, every mistake names file, field and fix."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fake_providers.payment import Effect as ProviderEffect
+from harness.errors import ConfigError
+from harness.manifest import (
+    EffectEndpoint,
+    Promise,
+    WorkflowUnderTest,
+    discover,
+    load_manifest,
+)
+
+BUNDLED = Path(__file__).resolve().parents[2] / "workflows_under_test"
+
+WORKFLOW: dict[str, Any] = {
+    "name": "pay",
+    "nodes": [
+        {
+            "id": "1",
+            "name": "Webhook",
+            "type": "n8n-nodes-base.webhook",
+            "typeVersion": 2.1,
+            "position": [0, 0],
+            "parameters": {"httpMethod": "POST", "path": "pay", "responseMode": "responseNode"},
+        },
+        {
+            "id": "2",
+            "name": "Respond",
+            "type": "n8n-nodes-base.respondToWebhook",
+            "typeVersion": 1.1,
+            "position": [200, 0],
+            "parameters": {"respondWith": "json"},
+        },
+    ],
+    "connections": {"Webhook": {"main": [[{"node": "Respond", "type": "main", "index": 0}]]}},
+}
+
+MANIFEST: dict[str, Any] = {
+    "name": "pay",
+    "description": "a payment",
+    "workflow": "workflow.json",
+    "promise": "exactly_once",
+    "trigger": {
+        "method": "POST",
+        "path": "pay",
+        "body": {
+            "order_id": "{key}",
+            "event_id": "{event_id}",
+            "amount": 1250,
+            "meta": {"note": "order {key}", "tags": ["{event_id}", 7]},
+        },
+    },
+    "business_key": "order_id",
+    "effect": "charges",
+    "ledger": {
+        "schema": "ledger.sql",
+        "state_query": "SELECT status FROM pay_ledger WHERE op_key = 'pay:' || %(key)s",
+        "done_state": "confirmed",
+        "unknown_states": ["claimed", "unknown"],
+    },
+}
+
+
+def write_case(
+    root: Path,
+    manifest: dict[str, Any] | str | None = None,
+    workflow: dict[str, Any] | str | None = None,
+    folder: str = "pay",
+    schema: str | None = "CREATE TABLE IF NOT EXISTS pay_ledger (op_key text PRIMARY KEY);\n",
+) -> Path:
+    directory = root / folder
+    directory.mkdir(parents=True)
+    for name, doc in (
+        ("manifest.json", MANIFEST if manifest is None else manifest),
+        ("workflow.json", WORKFLOW if workflow is None else workflow),
+    ):
+        text = doc if isinstance(doc, str) else json.dumps(doc, indent=2)
+        (directory / name).write_text(text)
+    if schema is not None:
+        (directory / "ledger.sql").write_text(schema)
+    return directory
+
+
+def edited(doc: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """A deep copy of doc with the dotted field set to value (or removed if value is ...)."""
+    result = copy.deepcopy(doc)
+    *parents, last = path.split(".")
+    target = result
+    for part in parents:
+        target = target[int(part)] if isinstance(target, list) else target[part]
+    if value is ...:
+        del target[last]
+    else:
+        target[last] = value
+    return result
+
+
+def test_good_manifest_loads_every_field(tmp_path: Path) -> None:
+    directory = write_case(tmp_path)
+    wut = load_manifest(directory)
+    assert isinstance(wut, WorkflowUnderTest)
+    assert wut.name == "pay"
+    assert wut.description == "a payment"
+    assert wut.promise is Promise.EXACTLY_ONCE and str(wut.promise) == "exactly_once"
+    assert wut.workflow == WORKFLOW
+    assert (wut.method, wut.path) == ("POST", "pay")
+    assert wut.body_template == MANIFEST["trigger"]["body"]
+    assert wut.business_key == "order_id"
+    assert wut.effect is EffectEndpoint.CHARGES
+    assert wut.effect.provider_effect is ProviderEffect.CHARGE
+    assert wut.ledger_schema_sql is not None and "CREATE TABLE" in wut.ledger_schema_sql
+    assert wut.ledger_state_query == MANIFEST["ledger"]["state_query"]
+    assert wut.ledger_done_state == "confirmed"
+    assert wut.ledger_unknown_states == ("claimed", "unknown")
+    assert wut.directory == directory
+
+
+def test_render_body_replaces_placeholders_recursively(tmp_path: Path) -> None:
+    wut = load_manifest(write_case(tmp_path))
+    body = wut.render_body(key="order-7", event_id="evt-9")
+    assert body == {
+        "order_id": "order-7",
+        "event_id": "evt-9",
+        "amount": 1250,
+        "meta": {"note": "order order-7", "tags": ["evt-9", 7]},
+    }
+    # The template is not touched: a second rendering starts from placeholders again.
+    assert wut.render_body(key="b", event_id="c")["order_id"] == "b"
+    assert wut.body_template["meta"]["tags"][0] == "{event_id}"
+
+
+def test_ledger_is_optional(tmp_path: Path) -> None:
+    minimal = edited(edited(MANIFEST, "ledger", ...), "promise", "none")
+    wut = load_manifest(write_case(tmp_path, minimal, schema=None))
+    assert wut.promise is Promise.NONE
+    assert wut.ledger_schema_sql is None and wut.ledger_state_query is None
+    assert wut.ledger_done_state is None and wut.ledger_unknown_states == ()
+
+
+def test_with_path_changes_only_the_copy(tmp_path: Path) -> None:
+    wut = load_manifest(write_case(tmp_path))
+    moved = wut.with_path("pay-run-1")
+    assert moved.path == "pay-run-1"
+    assert moved.workflow["nodes"][0]["parameters"]["path"] == "pay-run-1"
+    assert wut.workflow["nodes"][0]["parameters"]["path"] == "pay"
+    assert wut.path == "pay"
+    with pytest.raises(ConfigError, match="not a static webhook path"):
+        wut.with_path("/pay/:id")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("name", ..., r"field 'name': missing; add it"),
+        ("promise", ..., r"field 'promise': missing"),
+        ("trigger", ..., r"field 'trigger': missing"),
+        ("trigger.path", ..., r"field 'trigger.path': missing"),
+        ("trigger.body", ..., r"field 'trigger.body': missing"),
+        ("business_key", ..., r"field 'business_key': missing"),
+        ("effect", ..., r"field 'effect': missing"),
+        ("workflow", ..., r"field 'workflow': missing"),
+        ("name", 7, r"field 'name': expected a string, got a number 7"),
+        ("trigger", [], r"field 'trigger': expected an object, got a list"),
+        ("trigger.body", "x", r"field 'trigger.body': expected an object, got a string"),
+        ("ledger", "ledger.sql", r"field 'ledger': expected an object"),
+        ("ledger.state_query", 5, r"field 'ledger.state_query': expected a string"),
+        (
+            "promise",
+            "exactly-once",
+            r"field 'promise': unknown promise 'exactly-once'; use one "
+            r"of 'exactly_once', 'at_most_once', 'none'",
+        ),
+        ("effect", "sms", r"field 'effect': unknown effect 'sms'; use one of 'charges', 'emails'"),
+        ("trigger.method", "FETCH", r"field 'trigger.method': 'FETCH' is not one of"),
+        ("trigger.path", "/pay", r"field 'trigger.path': '/pay' is not a static webhook path"),
+        ("name", "other", r"field 'name': 'other' differs from its folder 'pay'"),
+        ("name", "", r"field 'name': must not be empty"),
+        ("promis", "none", r"field 'promis': unknown field; the known ones are name, "),
+        ("trigger.bodyy", {}, r"field 'trigger.bodyy': unknown field"),
+        ("ledger.schema_file", "x", r"field 'ledger.schema_file': unknown field"),
+        (
+            "business_key",
+            "amount",
+            r"field 'business_key': trigger.body.amount must be the "
+            r"string '\{key\}', got 1250",
+        ),
+        (
+            "business_key",
+            "customer",
+            r"trigger.body.customer must be the string '\{key\}', got "
+            r"'\(missing\)'",
+        ),
+        ("workflow", "wf.json", r"field 'workflow': file .*wf.json not found"),
+        (
+            "workflow",
+            "../pay/workflow.json",
+            r"field 'workflow': '\.\./pay/workflow.json' must "
+            r"be a file name inside",
+        ),
+        ("ledger.schema", "schema.sql", r"field 'ledger.schema': file .*schema.sql not found"),
+        (
+            "ledger.state_query",
+            "SELECT status FROM pay_ledger WHERE op_key = %s",
+            r"field 'ledger.state_query': the query must select by the business key with the "
+            r"placeholder %\(key\)s",
+        ),
+        ("ledger.unknown_states", "unknown", r"field 'ledger.unknown_states': expected a list"),
+        ("ledger.state_query", ..., r"field 'ledger.state_query': missing: done_state"),
+    ],
+)
+def test_manifest_errors_name_file_field_and_fix(
+    tmp_path: Path, field: str, value: Any, message: str
+) -> None:
+    directory = write_case(tmp_path, edited(MANIFEST, field, value))
+    with pytest.raises(ConfigError, match=message) as info:
+        load_manifest(directory)
+    assert str(directory / "manifest.json") in str(info.value)
+
+
+def test_manifest_that_is_not_an_object(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"manifest.json: \(top level\): expected a JSON object"):
+        load_manifest(write_case(tmp_path, manifest="[1, 2]"))
+
+
+def test_broken_manifest_json_gives_line_and_column(tmp_path: Path) -> None:
+    text = '{\n  "name": "pay",\n  "promise": "none",\n}\n'
+    directory = write_case(tmp_path, manifest=text)
+    with pytest.raises(ConfigError) as info:
+        load_manifest(directory)
+    message = str(info.value)
+    assert str(directory / "manifest.json") in message
+    assert "line 4 column 1" in message
+    assert "the manifest is not valid JSON" in message
+    assert "trailing commas" in message
+
+
+def test_broken_workflow_json_gives_line_and_column(tmp_path: Path) -> None:
+    text = '{\n  "name": "pay",\n  "nodes": [\n    {"id": 1,,}\n  ]\n}\n'
+    directory = write_case(tmp_path, workflow=text)
+    with pytest.raises(
+        ConfigError,
+        match=r"workflow.json: line 4 column 14: the workflow is "
+        r"not valid JSON",
+    ):
+        load_manifest(directory)
+
+
+def test_missing_manifest_names_the_file(tmp_path: Path) -> None:
+    directory = tmp_path / "pay"
+    directory.mkdir()
+    with pytest.raises(ConfigError, match=r"pay/manifest.json: file not found; every folder"):
+        load_manifest(directory)
+
+
+def test_unreadable_ledger_schema_is_refused(tmp_path: Path) -> None:
+    directory = write_case(tmp_path)
+    (directory / "ledger.sql").write_bytes(b"CREATE TABLE \xff\xfe;")
+    with pytest.raises(ConfigError, match=r"ledger.sql: cannot read the ledger schema: .*UTF-8"):
+        load_manifest(directory)
+
+
+def test_empty_ledger_schema_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"field 'ledger.schema': .*ledger.sql is empty"):
+        load_manifest(write_case(tmp_path, schema="  \n"))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        (
+            "nodes",
+            ...,
+            r"workflow.json: field 'nodes': expected a list of node objects, got "
+            r"null",
+        ),
+        (
+            "connections",
+            [],
+            r"workflow.json: field 'connections': expected an object, got a "
+            r"list",
+        ),
+        ("name", "", r"workflow.json: field 'name': the workflow needs a non-empty name"),
+        (
+            "nodes.0.type",
+            "n8n-nodes-base.manualTrigger",
+            r"workflow.json: field 'nodes': no "
+            r"Webhook node \(type 'n8n-nodes-base.webhook'\)",
+        ),
+        (
+            "nodes.1.type",
+            "n8n-nodes-base.webhook",
+            r"field 'nodes': 2 Webhook nodes "
+            r"\('Webhook', 'Respond'\); keep exactly one",
+        ),
+        (
+            "nodes.0.parameters.path",
+            "pay-other",
+            r"Webhook node 'Webhook': parameters.path is "
+            r"'pay-other' but .*manifest.json field 'trigger.path' is 'pay'; make them the same",
+        ),
+        (
+            "nodes.0.parameters.httpMethod",
+            ...,
+            r"parameters.httpMethod is 'GET' but .*"
+            r"'trigger.method' is 'POST'",
+        ),
+        ("nodes.0.parameters.httpMethod", "PUT", r"parameters.httpMethod is 'PUT'"),
+        (
+            "nodes.0.parameters.responseMode",
+            ...,
+            r"parameters.responseMode is 'onReceived'; the "
+            r"harness reads the outcome from the webhook's answer, so set it to 'lastNode' or "
+            r"'responseNode'",
+        ),
+        ("nodes.0.parameters", None, r"Webhook node 'Webhook' has no 'parameters' object"),
+    ],
+)
+def test_workflow_errors_name_file_field_and_fix(
+    tmp_path: Path, field: str, value: Any, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_manifest(write_case(tmp_path, workflow=edited(WORKFLOW, field, value)))
+
+
+def test_multiple_methods_on_the_webhook_are_accepted(tmp_path: Path) -> None:
+    workflow = edited(WORKFLOW, "nodes.0.parameters.httpMethod", ["GET", "POST"])
+    assert load_manifest(write_case(tmp_path, workflow=workflow)).method == "POST"
+
+
+def test_discover_sorts_skips_hidden_and_refuses_shared_routes(tmp_path: Path) -> None:
+    write_case(tmp_path, folder="pay")
+    write_case(
+        tmp_path,
+        edited(edited(MANIFEST, "name", "alpha"), "trigger.path", "alpha"),
+        edited(WORKFLOW, "nodes.0.parameters.path", "alpha"),
+        folder="alpha",
+    )
+    (tmp_path / "_drafts").mkdir()
+    (tmp_path / ".cache").mkdir()
+    (tmp_path / "README.md").write_text("notes\n")
+    assert [w.name for w in discover(tmp_path)] == ["alpha", "pay"]
+
+    write_case(tmp_path, edited(MANIFEST, "name", "zeta"), folder="zeta")
+    with pytest.raises(
+        ConfigError,
+        match=r"zeta/manifest.json: field 'trigger.path': POST "
+        r"'pay' is already the trigger of .*pay/manifest.json",
+    ):
+        discover(tmp_path)
+
+
+def test_discover_refuses_a_folder_without_manifest(tmp_path: Path) -> None:
+    (tmp_path / "half_done").mkdir()
+    with pytest.raises(ConfigError, match=r"half_done/manifest.json: file not found"):
+        discover(tmp_path)
+
+
+def test_discover_refuses_a_missing_root(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"nowhere: not a folder"):
+        discover(tmp_path / "nowhere")
+
+
+def test_bundled_workflows_load() -> None:
+    found = {w.name: w for w in discover(BUNDLED)}
+    assert set(found) == {
+        "email_no_idempotency",
+        "payment_idempotent",
+        "payment_naive",
+        "webhook_dedup",
+    }
+    assert found["payment_naive"].promise is Promise.NONE
+    assert found["payment_naive"].ledger_state_query is None
+    assert found["email_no_idempotency"].effect.provider_effect is ProviderEffect.EMAIL
+    for wut in found.values():
+        assert wut.render_body("k-1", "e-1")[wut.business_key] == "k-1"
+        if wut.promise is not Promise.NONE:
+            assert wut.ledger_schema_sql and wut.ledger_state_query and wut.ledger_done_state
+
+
+def test_bundled_workflows_use_node_versions_of_both_supported_n8n_releases() -> None:
+    """typeVersions that exist in n8n 2.33 and 2.40 (n8n-nodes-base 2.33.2 / 2.40.2)."""
+    supported: dict[str, set[float]] = {
+        "n8n-nodes-base.webhook": {2.1},
+        "n8n-nodes-base.httpRequest": {4.2},
+        "n8n-nodes-base.postgres": {2.5},
+        "n8n-nodes-base.code": {2},
+        "n8n-nodes-base.if": {2.2},
+        "n8n-nodes-base.switch": {3.2},
+        "n8n-nodes-base.respondToWebhook": {1.1},
+    }
+    for wut in discover(BUNDLED):
+        for node in wut.workflow["nodes"]:
+            assert node["typeVersion"] in supported[node["type"]], (wut.name, node["name"])
+            for ref in node.get("credentials", {}).values():
+                assert ref["name"] == "n8n-chaos ledger", (wut.name, node["name"])

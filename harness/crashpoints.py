@@ -59,7 +59,8 @@ def known_crashpoints() -> list[str]:
 
 
 def _operator_retry_if_asked(run: CaseRun) -> None:
-    """For operator_retry: once things settled, retry the failed execution via the API."""
+    """For operator_retry: once things settled, retry the failed execution via the API; if
+    n8n's retry does not complete the work, the operator re-sends the event by hand."""
     if run.fault.delivery is not Delivery.OPERATOR_RETRY:
         return
     run.heal()
@@ -67,20 +68,30 @@ def _operator_retry_if_asked(run: CaseRun) -> None:
     api = run.stack.api
     assert api is not None
     failed = [e for e in run.new_executions() if e["status"] in ("error", "crashed")]
-    if not failed:
-        run.journal.record("delivery.none", "operator_retry", why="no failed execution")
-        return
-    target = failed[0]["id"]
-    try:
-        retried = api.retry_execution(target)
+    if failed:
+        target = failed[0]["id"]
+        try:
+            retried = api.retry_execution(target)
+            run.journal.record(
+                "delivery.extra",
+                "operator_retry",
+                execution=target,
+                new_execution=retried.get("id"),
+            )
+        except Exception as exc:  # a refusal is a finding, kept as evidence
+            run.journal.record(
+                "finding", "operator retry refused", execution=target, error=str(exc)[:300]
+            )
+        run.settle()
+    retries = [e for e in run.new_executions() if e["mode"] == "retry"]
+    if not any(e["status"] == "success" for e in retries):
         run.journal.record(
-            "delivery.extra", "operator_retry", execution=target, new_execution=retried.get("id")
+            "finding",
+            "operator retry did not complete the work",
+            retries=[(e["id"], e["status"]) for e in retries],
         )
-    except Exception as exc:  # a refusal is a finding, kept as evidence
-        run.journal.record(
-            "delivery.refused", "operator_retry", execution=target, error=str(exc)[:300]
-        )
-    run.settle()
+        run.journal.record("delivery.extra", "operator redelivery by hand")
+        run.sender(retry=True).deliver(run.body, delivery="operator")
 
 
 @register("none")

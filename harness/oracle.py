@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-# Ledger states that mean "nobody knows yet whether the effect happened".
+# Ledger states that mean "nobody knows yet whether the effect happened", unless the
+# workflow's manifest names its own (ledger.unknown_states).
 UNRESOLVED_LEDGER_STATES = frozenset({"unknown", "claimed", "sending", "pending", "processing"})
 
 
@@ -52,6 +53,7 @@ class Evidence:
     attempts_info: int
     attempts_fail: int
     ledger_state: str | None
+    ledger_unresolved_states: list[str]  # states of the workflow's ledger that mean "unknown"
     fault_landed: bool
     landing_proof: str
     execution_ids: list[str] = field(default_factory=list)
@@ -87,7 +89,7 @@ def judge(evidence: Evidence) -> Judgement:
         return Judgement(Verdict.DUPLICATE, f"{n} commits for one business event; {where}")
     if n == 0 and e.acknowledged:
         return Judgement(Verdict.LOST, f"the sender got a 2xx but nothing was committed; {where}")
-    if e.ledger_state is not None and e.ledger_state in UNRESOLVED_LEDGER_STATES:
+    if e.ledger_state is not None and e.ledger_state in e.ledger_unresolved_states:
         return Judgement(
             Verdict.UNRECONCILED,
             f"the workflow ledger still says {e.ledger_state!r} and nothing resolved it; {where}",

@@ -17,7 +17,7 @@ import psycopg
 from harness.errors import HarnessError, ServiceStartTimeout
 from harness.faults import Fault, FaultContext
 from harness.journal import Journal
-from harness.oracle import CommitRow, Evidence, Judgement, judge
+from harness.oracle import UNRESOLVED_LEDGER_STATES, CommitRow, Evidence, Judgement, judge
 from harness.stack.readiness import Readiness, wait_ready
 from harness.workload import (
     BackgroundDelivery,
@@ -59,9 +59,11 @@ class CaseRun:
         self.ctx = FaultContext(self.stack, self.journal, self.key)
 
     # -- delivery --------------------------------------------------------------------
-    def sender(self) -> Sender:
+    def sender(self, retry: bool | None = None) -> Sender:
+        """The event's sender; it retries what is not definite unless the case says no."""
         assert self.deployed.webhook_url is not None
-        retry = self.fault.delivery is not Delivery.OPERATOR_RETRY
+        if retry is None:
+            retry = self.fault.delivery is not Delivery.OPERATOR_RETRY
         return Sender(
             self.deployed.webhook_url, self.workflow.method, self.history, SenderPolicy(retry=retry)
         )
@@ -253,6 +255,9 @@ def collect(run: CaseRun, proof: str | None) -> Evidence:
         attempts_info=sum(a.outcome == "info" for a in attempts),
         attempts_fail=sum(a.outcome == "fail" for a in attempts),
         ledger_state=run.ledger_state(),
+        ledger_unresolved_states=sorted(
+            run.workflow.ledger_unknown_states or UNRESOLVED_LEDGER_STATES
+        ),
         fault_landed=landed,
         landing_proof="; ".join(filter(None, [proof, *(str(e.data) for e in crash_proof)]))
         or "no journal entry proves the fault landed in its window",

@@ -25,13 +25,19 @@ class ProviderFault(NoAction):
         )
 
     def heal(self, ctx: FaultContext) -> None:
-        ctx.stack.require_provider().control.clear_faults()
+        # The plan's hit counts are the proof; read them before the plan is cleared.
+        control = ctx.stack.require_provider().control
+        hits = sum(f.hits for f in control.faults() if f.reference_prefix == ctx.reference)
+        if hits:
+            ctx.journal.record("fault.landed", self.name, provider_hits=hits)
+        control.clear_faults()
 
     def proof(self, ctx: FaultContext) -> str | None:
-        # Read before the heal clears the plan: `hits` counts the attempts the fault hit.
-        faults = ctx.stack.require_provider().control.faults()
-        hits = sum(f.hits for f in faults if f.reference_prefix == ctx.reference)
-        return f"provider applied {self.kind} to {hits} attempt(s)" if hits else None
+        self.heal(ctx)  # idempotent; records the hits if the plan is still there
+        landed = [e for e in ctx.journal.entries if e.kind == "fault.landed"]
+        if not landed:
+            return None
+        return f"provider applied {self.kind} to {landed[0].data['provider_hits']} attempt(s)"
 
 
 # The HTTP nodes of the bundled workflows time out after 5 s; the provider hangs 12 s.

@@ -23,6 +23,7 @@ def evidence(
         attempts_info=info,
         attempts_fail=0,
         ledger_state=ledger,
+        ledger_unresolved_states=["claimed", "unknown"],
         fault_landed=landed,
         landing_proof="test",
         execution_ids=["7", "8"],

@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 from types import FrameType
+from typing import NoReturn
 
 import click
 from rich.console import Console
@@ -35,7 +36,7 @@ def _installer(n8n_version: str) -> Installer:
     return Installer(n8n_version=n8n_version, progress=progress)
 
 
-def _fail(exc: HarnessError) -> None:
+def _fail(exc: HarnessError) -> NoReturn:
     console.print(f"[bold red]error:[/] {exc}")
     sys.exit(2)
 
@@ -150,11 +151,19 @@ def up(
         )
         inst = _installer(n8n_version).install()
         with console.status("starting the stack") as status:
-            stack = Stack.start(inst, config, progress=lambda m: status.update(m))
+            stack = Stack.start(
+                inst, config, progress=lambda m: status.update(m), keep_on_failure=keep
+            )
     except HarnessError as exc:
-        if keep:
-            console.print("[yellow]--keep: the run directory and its logs are kept[/]")
-        _fail(exc)
+        kept: Stack | None = getattr(exc, "stack", None)
+        if kept is None:
+            _fail(exc)
+        console.print(f"[bold red]error:[/] {exc}")
+        console.print(
+            f"[yellow]--keep: what started stays up; logs in {kept.run.run_dir}; "
+            "Ctrl-C or `n8n-chaos down` ends it[/]"
+        )
+        stack = kept
     stopping = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -165,9 +174,11 @@ def up(
     signal.signal(signal.SIGTERM, on_signal)
     info = stack.describe()
     console.print_json(json.dumps(info))
-    console.print(
-        f"[green]stack up[/] in {info['timings_s']['total']} s; Ctrl-C or `n8n-chaos down` to stop"
-    )
+    if "total" in info["timings_s"]:
+        console.print(
+            f"[green]stack up[/] in {info['timings_s']['total']} s; Ctrl-C or "
+            "`n8n-chaos down` to stop"
+        )
     stopping.wait()
     console.print("stopping ...")
     stack.stop()

@@ -27,7 +27,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, HarnessError
 from harness.stack.deploy import DeployedWorkflow, deploy
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation
 from harness.stack.n8n import N8nProcess, Role, SharedEnv
@@ -199,9 +199,16 @@ class Stack:
     # -- bring-up ---------------------------------------------------------------------
     @classmethod
     def start(
-        cls, installation: Installation, config: StackConfig, progress: Progress = _quiet
+        cls,
+        installation: Installation,
+        config: StackConfig,
+        progress: Progress = _quiet,
+        keep_on_failure: bool = False,
     ) -> Stack:
-        """Bring every part up and wait for real readiness; on any failure tear down first."""
+        """Bring every part up and wait for real readiness. On a failure everything is torn
+        down first, unless ``keep_on_failure``: then what did start stays up for inspection
+        (``stack.json`` is written, so ``n8n-chaos down`` ends it) and the error carries
+        the stack as ``exc.stack``."""
         config.validate()
         if config.main_port is not None:
             ensure_free(config.main_port, "n8n main")
@@ -212,8 +219,11 @@ class Stack:
             stack = cls._assemble(installation, config, run)
             stack._bring_up(progress)
             return stack
-        except BaseException:
-            if stack is not None:
+        except BaseException as exc:
+            if stack is not None and keep_on_failure and isinstance(exc, HarnessError):
+                stack._write_state()
+                exc.stack = stack  # type: ignore[attr-defined]
+            elif stack is not None:
                 stack.stop(keep_data=True)
             else:
                 run.reaper.close()

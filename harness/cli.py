@@ -52,8 +52,12 @@ def main() -> None:
     \b
     Typical use:
       n8n-chaos install                 put n8n, Node, Postgres, Toxiproxy in the cache
+      n8n-chaos run                     the crash matrix on the bundled workflows
+      n8n-chaos run -k payment_naive-worker_kill-after_commit    one case by name
+      n8n-chaos list                    every case and its expected verdicts
       n8n-chaos up --workers 3          run a stack until Ctrl-C (prints its addresses)
       n8n-chaos down                    end the stacks started by `up`
+    Runs, logs and evidence: ./.n8n-chaos/runs/<run id>/ (kept after every run).
     Environment: N8N_CHAOS_CACHE (install cache), N8N_CHAOS_RUNS (run directories).
     """
 
@@ -213,14 +217,18 @@ def down(timeout: float) -> None:
             sys.exit(1)
 
 
-@main.command(name="list")
-@click.option(
+_workflows_option = click.option(
     "--workflows",
     "workflows_dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Folder of workflows under test (default: the bundled ones).",
+    help="Folder of workflows under test, one sub-folder each with manifest.json "
+    "(default: the bundled workflows_under_test).",
 )
+
+
+@main.command(name="list")
+@_workflows_option
 def list_cases(workflows_dir: Path | None) -> None:
     """List the cases of the crash matrix with their expected verdicts (starts nothing)."""
     from harness.cases import matrix
@@ -238,13 +246,7 @@ def list_cases(workflows_dir: Path | None) -> None:
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.option(
-    "--workflows",
-    "workflows_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Folder of workflows under test (default: the bundled ones).",
-)
+@_workflows_option
 @click.option(
     "-k",
     "keyword",

@@ -18,11 +18,10 @@ Each point writes ``crashpoint.landed`` to the journal only when it holds the pr
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Protocol
 
 from fake_providers.payment import CrashPoint as ProviderPoint
-from harness.errors import ConfigError
+from harness.registry import Registry
 from harness.runner import DEFAULT_KEY_TTL_S, CaseRun
 from harness.workload import Delivery
 
@@ -34,28 +33,10 @@ class CrashPointDriver(Protocol):
     def drive(self, run: CaseRun) -> None: ...
 
 
-_REGISTRY: dict[str, CrashPointDriver] = {}
-
-
-def register(name: str) -> Callable[[type], type]:
-    def add(cls: type) -> type:
-        _REGISTRY[name] = cls()
-        return cls
-
-    return add
-
-
-def get_crashpoint(name: str) -> CrashPointDriver:
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ConfigError(
-            f"unknown crash point {name!r}; known: {', '.join(sorted(_REGISTRY))}"
-        ) from None
-
-
-def known_crashpoints() -> list[str]:
-    return sorted(_REGISTRY)
+CRASHPOINTS: Registry[CrashPointDriver] = Registry("crash point")
+register = CRASHPOINTS.register
+get_crashpoint = CRASHPOINTS.create
+known_crashpoints = CRASHPOINTS.names
 
 
 def _operator_retry_if_asked(run: CaseRun) -> None:

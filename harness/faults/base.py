@@ -11,12 +11,12 @@ Every action is written to the journal with a timestamp.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from harness.errors import ConfigError
 from harness.journal import Journal
+from harness.registry import Registry
 from harness.workload import Delivery
 
 if TYPE_CHECKING:
@@ -76,25 +76,7 @@ class NoAction:
         del ctx
 
 
-_REGISTRY: dict[str, Callable[[], Fault]] = {}
-
-
-def register(name: str) -> Callable[[Callable[[], Fault]], Callable[[], Fault]]:
-    def add(factory: Callable[[], Fault]) -> Callable[[], Fault]:
-        _REGISTRY[name] = factory
-        return factory
-
-    return add
-
-
-def get_fault(name: str) -> Fault:
-    try:
-        return _REGISTRY[name]()
-    except KeyError:
-        raise ConfigError(
-            f"unknown fault {name!r}; known: {', '.join(sorted(_REGISTRY))}"
-        ) from None
-
-
-def known_faults() -> list[str]:
-    return sorted(_REGISTRY)
+FAULTS: Registry[Fault] = Registry("fault")
+register = FAULTS.register
+get_fault = FAULTS.create
+known_faults = FAULTS.names

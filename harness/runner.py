@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 SETTLE_DEADLINE_S = 120.0
 EXECUTION_SETTLE_S = 45.0
+HEAL_DEADLINE_S = 240.0  # a heal may restart every n8n process
 DEFAULT_KEY_TTL_S = 24 * 3600.0
 
 
@@ -53,6 +54,9 @@ class CaseRun:
     journal: Journal = field(default_factory=Journal)
     history: History = field(default_factory=History)
     known_executions: set[str] = field(default_factory=set)
+    _heal_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _timed_heal_started: threading.Event = field(default_factory=threading.Event, repr=False)
+    _timed_heal_done: threading.Event = field(default_factory=threading.Event, repr=False)
     ctx: FaultContext = field(init=False)
 
     def __post_init__(self) -> None:
@@ -69,8 +73,13 @@ class CaseRun:
         )
 
     def heal_before_retry(self, attempt: DeliveryAttempt) -> None:
+        """The sender retries once the fault is healed: at once for an open-ended fault, at
+        the end of its duration for a timed one (a retry must not cut an outage short)."""
         self.journal.record("delivery.retry", "sender", after_status=attempt.status)
-        self.heal()
+        if self.fault.duration_s is None:
+            self.heal()
+        elif self._timed_heal_started.is_set():
+            self._timed_heal_done.wait(timeout=self.fault.duration_s + HEAL_DEADLINE_S)
 
     def deliver(self) -> DeliveryAttempt:
         return self.sender().deliver(self.body, before_retry=self.heal_before_retry)
@@ -85,12 +94,21 @@ class CaseRun:
     def inject(self) -> None:
         self.fault.inject(self.ctx)
         if self.fault.duration_s is not None:
-            timer = threading.Timer(self.fault.duration_s, self.heal)
+            self._timed_heal_started.set()
+            timer = threading.Timer(self.fault.duration_s, self._timed_heal)
             timer.daemon = True
             timer.start()
 
+    def _timed_heal(self) -> None:
+        try:
+            self.heal()
+        finally:
+            self._timed_heal_done.set()
+
     def heal(self) -> None:
-        self.fault.heal(self.ctx)
+        # Heals come from the case, the sender's retry and a fault's timer: one at a time.
+        with self._heal_lock:
+            self.fault.heal(self.ctx)
 
     # -- observation -----------------------------------------------------------------
     def new_executions(self) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ import ctypes
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,15 +41,16 @@ class RunAs:
     gid: int
 
 
-def child_setup(run_as: RunAs | None) -> Callable[[], None]:
+def child_setup(run_as: RunAs | None, die_with_parent: bool = True) -> Callable[[], None]:
     def setup() -> None:
         if run_as is not None:
             os.setgroups([])
             os.setgid(run_as.gid)
             os.setuid(run_as.uid)
-        # After setuid: a credential change clears the parent-death signal.
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if die_with_parent:
+            # After setuid: a credential change clears the parent-death signal.
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
     return setup
 
@@ -86,7 +88,12 @@ class ManagedProcess:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=child_setup(self.run_as),
+                # The parent-death signal fires when the forking *thread* ends, so only a
+                # start from the main thread gets it (a fault's timer thread restarts
+                # processes too); the reaper covers every process either way.
+                preexec_fn=child_setup(
+                    self.run_as, threading.current_thread() is threading.main_thread()
+                ),
             )
         self.registry.started(self._popen.pid)
 

@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -71,6 +72,7 @@ class Reaper:
 
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
+        self._lock = threading.Lock()
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "harness.stack.reaper", run_id],
             stdin=subprocess.PIPE,
@@ -102,11 +104,12 @@ class Reaper:
 
     def _send(self, line: str) -> None:
         assert self._proc.stdin is not None
-        try:
-            self._proc.stdin.write(line + "\n")
-            self._proc.stdin.flush()
-        except BrokenPipeError:
-            pass  # the reaper is gone; the sweep on close will report nothing
+        with self._lock:  # processes are started from several threads (heals, timers)
+            try:
+                self._proc.stdin.write(line + "\n")
+                self._proc.stdin.flush()
+            except (BrokenPipeError, ValueError):
+                pass  # the reaper is gone or closed; its sweep already ran
 
 
 if __name__ == "__main__":

@@ -43,9 +43,11 @@ SCENARIOS: tuple[Scenario, ...] = (
     # n8n 2.40.7 ends the retry of an execution whose worker died at once as `error`
     # without running a node (a finding, journaled); the operator then re-sends the event.
     Scenario("operator_retry", "after_commit", CAUGHT),
-    # Finding (n8n 2.40.7): after a 3 s Redis blip the synchronous webhook caller got no
-    # answer in 30 s although the execution succeeded; the sender's retry then charges twice.
-    Scenario("redis_blip", "after_commit", CAUGHT),
+    # Redis gone for 2 s while the provider holds its committed response (released once
+    # Redis is back): n8n rides it out. (Released *during* the blip, n8n 2.40.7 sometimes
+    # left the synchronous caller without an answer for 30 s although the execution
+    # succeeded: a finding, not deterministic enough for a case.)
+    Scenario("redis_blip", "after_commit"),
     # Redis gone for longer than n8n's 10 s threshold: main and workers exit by design;
     # the caller's connection dies with main, the heal restarts everything.
     Scenario("redis_outage", "after_commit", CAUGHT),

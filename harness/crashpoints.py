@@ -105,6 +105,9 @@ class AfterCommit:
             )
             run.find_target(run.wait_running_execution())
             run.inject()
+            # A timed fault (an outage) lasts while the response is held, so the response
+            # is let go once it ended: one interleaving, every run.
+            run.wait_timed_heal()
             run.journal.record(
                 "crashpoint.landed",
                 "after_commit",

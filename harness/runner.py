@@ -78,8 +78,8 @@ class CaseRun:
         self.journal.record("delivery.retry", "sender", after_status=attempt.status)
         if self.fault.duration_s is None:
             self.heal()
-        elif self._timed_heal_started.is_set():
-            self._timed_heal_done.wait(timeout=self.fault.duration_s + HEAL_DEADLINE_S)
+        else:
+            self.wait_timed_heal()
 
     def deliver(self) -> DeliveryAttempt:
         return self.sender().deliver(self.body, before_retry=self.heal_before_retry)
@@ -98,6 +98,11 @@ class CaseRun:
             timer = threading.Timer(self.fault.duration_s, self._timed_heal)
             timer.daemon = True
             timer.start()
+
+    def wait_timed_heal(self) -> None:
+        """Block until a timed fault's own heal ran (no-op for other faults)."""
+        if self._timed_heal_started.is_set():
+            self._timed_heal_done.wait(timeout=(self.fault.duration_s or 0) + HEAL_DEADLINE_S)
 
     def _timed_heal(self) -> None:
         try:
@@ -222,7 +227,7 @@ def run_case(
         body=workflow.render_body(key=key, event_id=f"evt-{key}"),
     )
     run.known_executions = {e["id"] for e in stack.executions(deployed.id)}
-    log_marks = {p.name: _size(p.log_path) for p in stack.processes}
+    log_marks = {p.name: p.log_size() for p in stack.processes}
     case_dir = stack.run.run_dir / "cases" / case.id
     case_dir.mkdir(parents=True, exist_ok=True)
     started = time.time()
@@ -316,14 +321,5 @@ def save(
     logs = case_dir / "logs"
     logs.mkdir(exist_ok=True)
     for proc in run.stack.processes:
-        with proc.log_path.open("rb") as handle:
-            handle.seek(log_marks.get(proc.name, 0))
-            (logs / f"{proc.name}.log").write_bytes(handle.read())
+        (logs / f"{proc.name}.log").write_text(proc.log_since(log_marks.get(proc.name, 0)))
     return path
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0

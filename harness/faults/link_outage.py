@@ -1,7 +1,8 @@
 """A network link (or a set of them) is down for a while: Toxiproxy proxies disabled, so
 connections are refused and open ones are closed.
 
-- redis_blip:   every n8n -> Redis link for 3 s (n8n reconnects);
+- redis_blip:   every n8n -> Redis link for 2 s; healed once every n8n process says it
+                reconnected (held responses stay well inside the nodes' 10 s timeout);
 - redis_outage: every n8n -> Redis link for 14 s, past n8n's 10 s threshold: n8n processes
                 exit by design and the heal restarts them;
 - postgres_cut: the target worker's and main's links to Postgres for 8 s.
@@ -10,10 +11,25 @@ connections are refused and open ones are closed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 
 from harness.faults.base import FaultContext, NoAction, register
+from harness.stack.n8n import N8nProcess
+from harness.stack.readiness import Readiness, wait_ready
 from harness.stack.toxiproxy import Proxy
+
+
+@dataclass(frozen=True)
+class Reconnection:
+    """Log lines by which an n8n process says it lost, then regained, the link."""
+
+    lost: str
+    recovered: str
+
+
+REDIS_RECONNECTION = Reconnection("Lost Redis connection", "Recovered Redis connection")
+RECONNECT_DEADLINE_S = 60.0
 
 
 @dataclass
@@ -21,8 +37,13 @@ class LinkOutage(NoAction):
     name: str
     links: Callable[[FaultContext], list[Proxy]]
     duration_s: float | None = None
+    # If set, the heal returns only once every n8n process that lost the link says it is
+    # back: what happens next then happens on a reconnected stack, every run.
+    reconnection: Reconnection | None = None
+    _log_marks: dict[str, int] = field(default_factory=dict)
 
     def inject(self, ctx: FaultContext) -> None:
+        self._log_marks = {p.name: p.process.log_size() for p in ctx.stack.n8n_processes}
         proxies = self.links(ctx)
         for proxy in proxies:
             proxy.disable()
@@ -34,7 +55,23 @@ class LinkOutage(NoAction):
         for proxy in self.links(ctx):
             proxy.enable()
         revived = ctx.stack.revive()
+        if self.reconnection is not None and self._log_marks:
+            self._await_reconnection(ctx, self.reconnection)
         ctx.journal.record("fault.heal", self.name, restarted=revived)
+
+    def _await_reconnection(self, ctx: FaultContext, signal: Reconnection) -> None:
+        marks, self._log_marks = self._log_marks, {}
+
+        def reconnected(proc: N8nProcess) -> bool:
+            since = proc.process.log_since(marks.get(proc.name, 0))
+            lost = since.rfind(signal.lost)
+            return lost < 0 or since.find(signal.recovered, lost) >= 0
+
+        for proc in ctx.stack.n8n_processes:
+            wait_ready(
+                Readiness(f"{proc.name} to reconnect", partial(reconnected, proc), proc.process),
+                RECONNECT_DEADLINE_S,
+            )
 
 
 def _redis_links(ctx: FaultContext) -> list[Proxy]:
@@ -45,6 +82,8 @@ def _postgres_links(ctx: FaultContext) -> list[Proxy]:
     return [ctx.stack.proxies[f"worker{ctx.target()}_postgres"], ctx.stack.proxies["main_postgres"]]
 
 
-register("redis_blip")(lambda: LinkOutage("redis_blip", _redis_links, 3.0))
+register("redis_blip")(
+    lambda: LinkOutage("redis_blip", _redis_links, 2.0, reconnection=REDIS_RECONNECTION)
+)
 register("redis_outage")(lambda: LinkOutage("redis_outage", _redis_links, 14.0))
 register("postgres_cut")(lambda: LinkOutage("postgres_cut", _postgres_links, 8.0))

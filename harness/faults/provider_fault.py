@@ -40,8 +40,8 @@ class ProviderFault(NoAction):
         return f"provider applied {self.kind} to {landed[0].data['provider_hits']} attempt(s)"
 
 
-# The HTTP nodes of the bundled workflows time out after 5 s; the provider hangs 12 s.
+# The HTTP nodes of the bundled workflows time out after 10 s; the provider hangs 15 s.
 register("provider_slow")(
-    lambda: ProviderFault("provider_slow", FaultKind.COMMIT_THEN_HANG, hang_ms=12000)
+    lambda: ProviderFault("provider_slow", FaultKind.COMMIT_THEN_HANG, hang_ms=15000)
 )
 register("provider_5xx")(lambda: ProviderFault("provider_5xx", FaultKind.COMMIT_THEN_ERROR))

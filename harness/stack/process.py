@@ -149,6 +149,21 @@ class ManagedProcess:
         if code is not None:
             raise ServiceExited(self.name, f"exited with code {code}", self.log_tail())
 
+    def log_size(self) -> int:
+        try:
+            return self.log_path.stat().st_size
+        except OSError:
+            return 0
+
+    def log_since(self, offset: int) -> str:
+        """What the process logged after byte ``offset`` (see ``log_size``)."""
+        try:
+            with self.log_path.open("rb") as log:
+                log.seek(offset)
+                return log.read().decode(errors="replace")
+        except OSError:
+            return ""
+
     def log_tail(self, lines: int = 30) -> str:
         try:
             text = self.log_path.read_text(errors="replace")

@@ -1,3 +1,6 @@
+"""Session-wide test wiring. The stack is one per session, whichever directory first asks
+for it, so the echo upstream the integration tests use is declared here for all of them."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator

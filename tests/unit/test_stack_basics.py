@@ -142,6 +142,12 @@ def test_stop_ends_the_whole_process_group(tmp_path: Path) -> None:
         run.reaper.close()
 
 
+def _reaches_state(pid: int, state: str) -> bool:
+    """Whether /proc shows the process in ``state`` (T stopped, S sleeping) within 5 s."""
+    status = Path(f"/proc/{pid}/status")
+    return wait_ready(Readiness(state, lambda: f"State:\t{state}" in status.read_text()), 5) >= 0
+
+
 def test_pause_and_resume_stop_and_continue_the_process(tmp_path: Path) -> None:
     run = RunContext.create(tmp_path)
     try:
@@ -150,25 +156,9 @@ def test_pause_and_resume_stop_and_continue_the_process(tmp_path: Path) -> None:
         pid = proc.pid
         assert pid is not None
         proc.pause()
-        assert (
-            wait_ready(
-                Readiness(
-                    "stopped", lambda: "State:\tT" in Path(f"/proc/{pid}/status").read_text()
-                ),
-                5,
-            )
-            >= 0
-        )
+        assert proc.paused and _reaches_state(pid, "T")
         proc.resume()
-        assert (
-            wait_ready(
-                Readiness(
-                    "running", lambda: "State:\tS" in Path(f"/proc/{pid}/status").read_text()
-                ),
-                5,
-            )
-            >= 0
-        )
+        assert not proc.paused and _reaches_state(pid, "S")
         proc.kill()
         assert _wait_gone(pid)
     finally:

@@ -394,6 +394,8 @@ class Stack:
             "n8n_url": self.base_url,
             "webhook_base_url": self.webhook_base_url,
             "owner_email": self.owner.email if self.owner else None,
+            # For a human at `up`: the public API answers to this key (X-N8N-API-KEY).
+            "api_key": self.owner.api_key if self.owner else None,
             "postgres_dsn": self.postgres_dsn,
             "ledger_dsn": self.ledger_dsn,
             "redis_url": self.redis_url,

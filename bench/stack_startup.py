@@ -65,7 +65,12 @@ def main() -> None:
             finally:
                 stack.stop()
     for part, values in per_part.items():
-        label = "up -> ready (total)" if part == "total" else f"  {part} ready after"
+        if part == "total":
+            label = "up -> ready (total)"
+        elif part.endswith("initdb"):
+            label = f"  {part} took"
+        else:
+            label = f"  {part} ready after"
         rows.append(
             (
                 label,

@@ -18,11 +18,12 @@ Each point writes ``crashpoint.landed`` to the journal only when it holds the pr
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Protocol
 
 from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.registry import Registry
-from harness.runner import DEFAULT_KEY_TTL_S, CaseRun
+from harness.runner import CaseRun
 from harness.workload import Delivery
 
 HOLD_S = 90.0  # how long the provider may hold a request at a barrier
@@ -208,17 +209,15 @@ class AfterCompletion:
         first = run.deliver()
         if first.outcome != "ok":
             return  # no completed first delivery: no proof, the oracle says NO-EVIDENCE
-        control = run.stack.require_provider().control
-        if self.expire_keys:
-            control.set_ttl(0)  # the provider forgets every completed idempotency key
-        run.journal.record("delivery.extra", "late_redelivery", keys_expired=self.expire_keys)
-        run.journal.record(
-            "crashpoint.landed",
-            "after_completion",
-            proof="redelivered after a 2xx" + (" and key expiry" if self.expire_keys else ""),
-        )
-        run.sender().deliver(run.body, delivery="d2")
-        control.set_ttl(DEFAULT_KEY_TTL_S)
+        provider = run.stack.require_provider()
+        with provider.keys_expired() if self.expire_keys else nullcontext():
+            run.journal.record("delivery.extra", "late_redelivery", keys_expired=self.expire_keys)
+            run.journal.record(
+                "crashpoint.landed",
+                "after_completion",
+                proof="redelivered after a 2xx" + (" and key expiry" if self.expire_keys else ""),
+            )
+            run.sender().deliver(run.body, delivery="d2")
 
 
 @register("after_ttl")

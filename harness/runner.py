@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 SETTLE_DEADLINE_S = 120.0
 EXECUTION_SETTLE_S = 45.0
 HEAL_DEADLINE_S = 240.0  # a heal may restart every n8n process
-DEFAULT_KEY_TTL_S = 24 * 3600.0
 
 
 @dataclass
@@ -205,9 +204,9 @@ def reset_stack(stack: Stack) -> None:
     """Undo whatever an earlier case may have left: toxics, links, processes, provider plan."""
     stack.toxiproxy.reset()
     stack.revive()
-    control = stack.require_provider().control
-    control.clear_faults()
-    control.set_ttl(DEFAULT_KEY_TTL_S)
+    provider = stack.require_provider()
+    provider.control.clear_faults()
+    provider.restore_ttl()
 
 
 def run_case(

@@ -7,6 +7,8 @@ its control port is for the harness only and is never proxied.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import httpx
@@ -32,6 +34,7 @@ class ProviderServer:
     ) -> None:
         self.port = port
         self.control_port = control_port
+        self.settings = settings
         self.db_path = run.run_dir / "provider.db"
         argv = [
             sys.executable,
@@ -58,6 +61,19 @@ class ProviderServer:
     @property
     def control_url(self) -> str:
         return f"http://{HOST}:{self.control_port}"
+
+    def restore_ttl(self) -> None:
+        """Back to this run's key TTL."""
+        self.control.set_ttl(self.settings.key_ttl_s)
+
+    @contextmanager
+    def keys_expired(self) -> Iterator[None]:
+        """The provider forgets every completed idempotency key (TTL 0) for the block."""
+        self.control.set_ttl(0)
+        try:
+            yield
+        finally:
+            self.restore_ttl()
 
     def readiness(self) -> Readiness:
         def probe() -> bool:

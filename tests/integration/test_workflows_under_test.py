@@ -125,12 +125,8 @@ def test_payment_idempotent_replays_after_the_provider_forgot_the_key(
     assert control is not None
     key, event_id = fresh_key("ttl")
     assert flow.deliver(key, event_id).is_success
-    default_ttl = n8n_stack.config.provider.key_ttl_s if n8n_stack.config.provider else 86400.0
-    control.set_ttl(0)
-    try:
+    with n8n_stack.require_provider().keys_expired():
         again = flow.deliver(key, event_id)
-    finally:
-        control.set_ttl(default_ttl)
     assert again.status_code == 200, again.text
     assert again.json()["replayed"] is True
     assert flow.commits(key) == 1
@@ -150,12 +146,8 @@ def test_payment_idempotent_reconciles_by_lookup_after_the_key_expired(
     assert first.is_success, first.text
     with psycopg.connect(n8n_stack.ledger_dsn, autocommit=True) as conn:
         conn.execute("UPDATE pay_ledger SET status = 'unknown' WHERE op_key = %s", (f"pay:{key}",))
-    default_ttl = n8n_stack.config.provider.key_ttl_s if n8n_stack.config.provider else 86400.0
-    control.set_ttl(0)
-    try:
+    with n8n_stack.require_provider().keys_expired():
         again = flow.deliver(key, event_id)
-    finally:
-        control.set_ttl(default_ttl)
     assert again.status_code == 200, again.text
     assert again.json()["reconciled"] is True
     assert again.json()["charge_id"] == first.json()["charge_id"]

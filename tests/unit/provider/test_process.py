@@ -42,8 +42,12 @@ def first_run(db: Path) -> Iterator[ProviderProcess]:
 
 
 def _charge(process: ProviderProcess, key: str, reference: str) -> httpx.Response:
-    return httpx.post(f"{process.base_url}/v1/charges", json=charge_body(reference),
-                      headers={"Idempotency-Key": key}, timeout=10)
+    return httpx.post(
+        f"{process.base_url}/v1/charges",
+        json=charge_body(reference),
+        headers={"Idempotency-Key": key},
+        timeout=10,
+    )
 
 
 def test_ready_line_names_real_ports_on_loopback_only(first_run: ProviderProcess) -> None:
@@ -64,9 +68,10 @@ def test_ledger_and_stored_responses_survive_a_kill(db: Path, first_run: Provide
     original = _charge(first_run, key, reference)
     first_run.kill()  # SIGKILL: no graceful shutdown, no chance to flush anything extra
 
-    with launch(db, ready_timeout=READY_TIMEOUT_S) as second_run, ProviderControl(
-        second_run.control_url
-    ) as control:
+    with (
+        launch(db, ready_timeout=READY_TIMEOUT_S) as second_run,
+        ProviderControl(second_run.control_url) as control,
+    ):
         [commit] = control.commits(reference=reference)
         assert commit.effect_id == original.json()["id"]
         replay = _charge(second_run, key, reference)
@@ -77,19 +82,25 @@ def test_ledger_and_stored_responses_survive_a_kill(db: Path, first_run: Provide
         assert len(control.commits(reference=reference)) == 1
 
 
-def test_crash_after_commit_before_response(db: Path, first_run: ProviderProcess) -> None:
-    key, reference = unique("k"), unique("order")
-    with ProviderControl(first_run.control_url) as control, ThreadPoolExecutor(1) as pool:
-        barrier = control.arm_barrier(key, CrashPoint.COMMITTED, hold_timeout=30)
-        request = pool.submit(_charge, first_run, key, reference)
+def _kill_while_held(run: ProviderProcess, key: str, reference: str, point: CrashPoint) -> None:
+    """SIGKILL the provider while a charge is held at ``point``; the caller sees it die."""
+    with ProviderControl(run.control_url) as control, ThreadPoolExecutor(1) as pool:
+        barrier = control.arm_barrier(key, point, hold_timeout=30)
+        request = pool.submit(_charge, run, key, reference)
         barrier.wait_reached(10)
-        first_run.kill()
+        run.kill()
         with pytest.raises(httpx.TransportError):
             request.result(10)
 
-    with launch(db, ready_timeout=READY_TIMEOUT_S) as second_run, ProviderControl(
-        second_run.control_url
-    ) as control:
+
+def test_crash_after_commit_before_response(db: Path, first_run: ProviderProcess) -> None:
+    key, reference = unique("k"), unique("order")
+    _kill_while_held(first_run, key, reference, CrashPoint.COMMITTED)
+
+    with (
+        launch(db, ready_timeout=READY_TIMEOUT_S) as second_run,
+        ProviderControl(second_run.control_url) as control,
+    ):
         assert len(control.commits(reference=reference)) == 1
         retry = _charge(second_run, key, reference)
         assert retry.headers["Idempotent-Replayed"] == "true"
@@ -98,17 +109,12 @@ def test_crash_after_commit_before_response(db: Path, first_run: ProviderProcess
 
 def test_crash_before_commit_frees_the_key(db: Path, first_run: ProviderProcess) -> None:
     key, reference = unique("k"), unique("order")
-    with ProviderControl(first_run.control_url) as control, ThreadPoolExecutor(1) as pool:
-        barrier = control.arm_barrier(key, CrashPoint.RECEIVED, hold_timeout=30)
-        request = pool.submit(_charge, first_run, key, reference)
-        barrier.wait_reached(10)
-        first_run.kill()
-        with pytest.raises(httpx.TransportError):
-            request.result(10)
+    _kill_while_held(first_run, key, reference, CrashPoint.RECEIVED)
 
-    with launch(db, ready_timeout=READY_TIMEOUT_S) as second_run, ProviderControl(
-        second_run.control_url
-    ) as control:
+    with (
+        launch(db, ready_timeout=READY_TIMEOUT_S) as second_run,
+        ProviderControl(second_run.control_url) as control,
+    ):
         [interrupted] = control.attempts(key=key)
         assert interrupted.outcome is Outcome.INTERRUPTED
         retry = _charge(second_run, key, reference)
@@ -138,8 +144,10 @@ def test_stops_when_the_launcher_goes_away(first_run: ProviderProcess) -> None:
 
 
 def test_key_ttl_flag_sets_the_lifetime(db: Path) -> None:
-    with launch(db, key_ttl_seconds=0, ready_timeout=READY_TIMEOUT_S) as process, \
-            ProviderControl(process.control_url) as control:
+    with (
+        launch(db, key_ttl_seconds=0, ready_timeout=READY_TIMEOUT_S) as process,
+        ProviderControl(process.control_url) as control,
+    ):
         assert control.health()["key_ttl_seconds"] == 0
         key, reference = unique("k"), unique("order")
         _charge(process, key, reference)
@@ -163,6 +171,11 @@ def test_port_in_use_fails_fast_with_the_log(db: Path) -> None:
 
 
 def test_help_runs() -> None:
-    result = subprocess.run([sys.executable, "-m", "fake_providers.payment", "--help"],
-                            capture_output=True, text=True, timeout=30, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "fake_providers.payment", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
     assert "--control-port" in result.stdout

@@ -20,14 +20,37 @@
         "schema": "ledger.sql",
         "state_query": "SELECT status FROM pay_ledger WHERE op_key = 'pay:' || %(key)s",
         "done_state": "confirmed",                  # the state once the effect is known done
-        "unknown_states": ["claimed", "unknown"]    # states that mean "nobody knows yet"
+        "unknown_states": ["claimed", "unknown"],   # states that mean "nobody knows yet"
+        "failed_states": ["failed"]                 # states that mean "definitely not done"
+      },
+      "acknowledge": "after_effect",                # optional: after_effect | early (see below)
+      "response": {"effect_id_field": "charge_id"}, # optional: where a 2xx answer names the effect
+      "reconciler": {                               # optional: a second, webhook-triggered workflow
+        "workflow": "reconciler.json",              # that resolves unknown operations; the harness
+        "trigger": {"method": "POST", "path": "pay-reconcile",   # calls it once faults healed
+                    "body": {"order_id": "{key}"}}
+      },
+      "error_workflow": {                           # optional: an n8n Error Workflow (Error
+        "workflow": "error_workflow.json",          # Trigger) deployed first, named in the main
+        "runs_query": "SELECT count(*) FROM pay_errors WHERE op_key = 'pay:' || %(key)s"
+      },                                            # workflow's settings.errorWorkflow
+      "negative_control": {                         # optional: a deliberately broken workflow
+        "bug": "one line",                          # that the matrix runs only in these scenarios,
+        "caught_by": {"retry-worker_kill-after_commit": "DUPLICATE"}   # expecting this verdict
       }
     }
 
 ``load_manifest(folder)`` reads one folder, ``discover(root)`` every folder under a root. Every
 problem is a ``ConfigError`` that names the file, the field and the fix. The workflow JSON is
 checked as far as the harness relies on it: exactly one Webhook node, whose path and method are
-the manifest's and which answers synchronously (``lastNode`` or ``responseNode``).
+the manifest's, with ``responseMode`` ``lastNode``, ``responseNode`` or ``onReceived``.
+
+When the sender's 2xx comes before the effect (``acknowledges_early``), the harness judges
+the operation only after the work and the reconciler ran. The rule is explicit, never guessed
+from the graph: ``responseMode: onReceived`` acknowledges early by definition; a workflow that
+answers early from a Respond to Webhook node says so with ``"acknowledge": "early"``
+(``lastNode`` cannot answer early). A reconciler's webhook must answer synchronously: the
+harness waits for its answer before judging.
 """
 
 from __future__ import annotations
@@ -47,17 +70,38 @@ from harness.errors import ConfigError
 
 MANIFEST_FILE = "manifest.json"
 WEBHOOK_NODE_TYPE = "n8n-nodes-base.webhook"
+ERROR_TRIGGER_NODE_TYPE = "n8n-nodes-base.errorTrigger"
 KEY_PLACEHOLDER = "{key}"
 EVENT_ID_PLACEHOLDER = "{event_id}"
 STATE_QUERY_PARAMETER = "%(key)s"
 # n8n's Webhook node answers GET when httpMethod is absent.
 WEBHOOK_DEFAULT_METHOD = "GET"
 SYNCHRONOUS_RESPONSE_MODES = ("lastNode", "responseNode")
+EARLY_RESPONSE_MODE = "onReceived"  # n8n answers as soon as the request is received
+RESPONSE_MODES = (*SYNCHRONOUS_RESPONSE_MODES, EARLY_RESPONSE_MODE)
+# n8n's Webhook node acknowledges on receipt when responseMode is absent.
+WEBHOOK_DEFAULT_RESPONSE_MODE = EARLY_RESPONSE_MODE
+ACKNOWLEDGE_CHOICES = ("after_effect", "early")
+# The verdicts a negative control may name (harness/oracle.py judges them).
+NEGATIVE_CONTROL_VERDICTS = (
+    "DUPLICATE",
+    "LOST",
+    "NOT-DONE",
+    "CONTRADICTED",
+    "STRAY",
+    "UNRECONCILED",
+    "UNHANDLED",
+    "STUCK",
+)
 HTTP_METHODS = ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # A static production path: no leading/trailing slash, no ":param" segments, no whitespace.
 _PATH = re.compile(r"^[A-Za-z0-9_.~-]+(/[A-Za-z0-9_.~-]+)*$")
+# <delivery>-<fault>-<crash point>, e.g. retry-worker_kill-after_commit.
+_SCENARIO_ID = re.compile(r"^[a-z0-9_]+-[a-z0-9_]+-[a-z0-9_]+$")
+# A dotted path into a JSON answer: charge_id, data.charge.id, items.0.id
+_DOTTED = re.compile(r"^[A-Za-z0-9_$]+(\.[A-Za-z0-9_$]+)*$")
 
 _TOP_FIELDS = (
     "name",
@@ -68,9 +112,18 @@ _TOP_FIELDS = (
     "business_key",
     "effect",
     "ledger",
+    "acknowledge",
+    "response",
+    "reconciler",
+    "error_workflow",
+    "negative_control",
 )
 _TRIGGER_FIELDS = ("method", "path", "body")
-_LEDGER_FIELDS = ("schema", "state_query", "done_state", "unknown_states")
+_LEDGER_FIELDS = ("schema", "state_query", "done_state", "unknown_states", "failed_states")
+_RESPONSE_FIELDS = ("effect_id_field",)
+_RECONCILER_FIELDS = ("workflow", "trigger")
+_ERROR_WORKFLOW_FIELDS = ("workflow", "runs_query")
+_NEGATIVE_CONTROL_FIELDS = ("bug", "caught_by")
 
 T = TypeVar("T")
 E = TypeVar("E", bound=StrEnum)
@@ -97,6 +150,50 @@ class EffectEndpoint(StrEnum):
 
 
 @dataclass(frozen=True)
+class Companion:
+    """A second workflow the harness triggers itself through its webhook (the reconciler):
+    ``render_body`` gives the body for one business key, like the main trigger's."""
+
+    workflow: dict[str, Any] = field(hash=False, repr=False)
+    method: str
+    path: str
+    body_template: dict[str, Any] = field(hash=False)
+
+    def render_body(self, key: str, event_id: str) -> dict[str, Any]:
+        """The trigger body with ``{key}`` and ``{event_id}`` replaced in every string value."""
+        rendered = _render(self.body_template, key, event_id)
+        assert isinstance(rendered, dict)
+        return rendered
+
+    def with_path(self, path: str) -> Companion:
+        """A copy whose Webhook node (and trigger) use another path."""
+        where = f"{self.workflow.get('name')}: with_path({path!r})"
+        _check_path(path, where)
+        workflow = copy.deepcopy(self.workflow)
+        _webhook_node(workflow, where)["parameters"]["path"] = path
+        return dataclasses.replace(self, workflow=workflow, path=path)
+
+
+@dataclass(frozen=True)
+class ErrorWorkflowSpec:
+    """An n8n Error Workflow (it starts with an Error Trigger): deployed before the main
+    workflow, whose ``settings.errorWorkflow`` names it. ``runs_query`` counts how often it ran
+    for one business key (``%(key)s``), from the workflow's own ledger."""
+
+    workflow: dict[str, Any] = field(hash=False, repr=False)
+    runs_query: str
+
+
+@dataclass(frozen=True)
+class NegativeControl:
+    """A deliberately broken workflow: the matrix runs it only in the scenarios of
+    ``caught_by`` (scenario id -> the verdict the harness must give there)."""
+
+    bug: str
+    caught_by: dict[str, str] = field(hash=False)
+
+
+@dataclass(frozen=True)
 class WorkflowUnderTest:
     """One workflow under test, validated. ``workflow`` is the n8n JSON as a dict."""
 
@@ -113,6 +210,12 @@ class WorkflowUnderTest:
     ledger_state_query: str | None = None
     ledger_done_state: str | None = None
     ledger_unknown_states: tuple[str, ...] = ()
+    ledger_failed_states: tuple[str, ...] = ()
+    acknowledges_early: bool = False
+    effect_id_field: str | None = None
+    reconciler: Companion | None = None
+    error_workflow: ErrorWorkflowSpec | None = None
+    negative_control: NegativeControl | None = None
     directory: Path | None = None
 
     def render_body(self, key: str, event_id: str) -> dict[str, Any]:
@@ -129,6 +232,37 @@ class WorkflowUnderTest:
         workflow = copy.deepcopy(self.workflow)
         _webhook_node(workflow, where)["parameters"]["path"] = path
         return dataclasses.replace(self, workflow=workflow, path=path)
+
+    def with_path_suffix(self, suffix: str) -> WorkflowUnderTest:
+        """A copy whose webhook paths (main and reconciler) end in ``-<suffix>``: unique ones
+        per deployment when the same workflow is deployed twice on one stack."""
+        moved = self.with_path(f"{self.path}-{suffix}")
+        if self.reconciler is None:
+            return moved
+        reconciler = self.reconciler.with_path(f"{self.reconciler.path}-{suffix}")
+        return dataclasses.replace(moved, reconciler=reconciler)
+
+    def routes(self) -> list[tuple[str, str]]:
+        """Every (method, path) this workflow's webhooks take on n8n."""
+        found = [(self.method, self.path)]
+        if self.reconciler is not None:
+            found.append((self.reconciler.method, self.reconciler.path))
+        return found
+
+    def effect_id_in(self, answer: Any) -> str | None:
+        """The provider's effect id that a 2xx JSON answer carries at ``effect_id_field``
+        (None when the manifest names no field or the answer lacks it)."""
+        if self.effect_id_field is None:
+            return None
+        value = answer
+        for part in self.effect_id_field.split("."):
+            if isinstance(value, dict):
+                value = value.get(part)
+            elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+                value = value[int(part)]
+            else:
+                return None
+        return None if value is None or isinstance(value, dict | list) else str(value)
 
 
 # -- loading -------------------------------------------------------------------------------
@@ -158,14 +292,7 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
     promise = m.choice(doc, "promise", Promise)
     effect = m.choice(doc, "effect", EffectEndpoint)
 
-    trigger = m.mapping(doc, "trigger")
-    m.only(trigger, _TRIGGER_FIELDS, "trigger.")
-    method = m.string(trigger, "method", "trigger.method").upper()
-    if method not in HTTP_METHODS:
-        m.fail("trigger.method", f"{method!r} is not one of {', '.join(HTTP_METHODS)}")
-    path = m.string(trigger, "path", "trigger.path")
-    _check_path(path, f"{manifest_path}: field 'trigger.path'")
-    body = m.mapping(trigger, "body", "trigger.body")
+    method, path, body = _trigger(doc, m, "trigger")
 
     business_key = m.string(doc, "business_key")
     if body.get(business_key) != KEY_PLACEHOLDER:
@@ -178,9 +305,23 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
 
     workflow_file = m.string(doc, "workflow")
     workflow = _load_workflow(_sibling(directory, workflow_file, m, "workflow"))
-    _check_webhook(workflow, directory / workflow_file, method, path, manifest_path)
+    mode = _check_webhook(workflow, directory / workflow_file, method, path, manifest_path)
+    acknowledges_early = _acknowledges_early(doc, m, mode, directory / workflow_file)
 
-    schema_sql, state_query, done_state, unknown_states = _ledger(doc, directory, m)
+    schema_sql, state_query, done_state, unknown_states, failed_states = _ledger(doc, directory, m)
+    reconciler = _reconciler(doc, directory, m)
+    if reconciler is not None and (reconciler.method, reconciler.path) == (method, path):
+        m.fail(
+            "reconciler.trigger.path",
+            f"{method} {path!r} is also the main trigger; give the reconciler its own path",
+        )
+    negative_control = _negative_control(doc, m)
+    if negative_control is not None and promise is Promise.NONE:
+        m.fail(
+            "negative_control",
+            "a negative control breaks its own promise; set promise to what the workflow "
+            "claims (exactly_once or at_most_once)",
+        )
     return WorkflowUnderTest(
         name=name,
         description=description,
@@ -195,6 +336,12 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
         ledger_state_query=state_query,
         ledger_done_state=done_state,
         ledger_unknown_states=unknown_states,
+        ledger_failed_states=failed_states,
+        acknowledges_early=acknowledges_early,
+        effect_id_field=_effect_id_field(doc, m),
+        reconciler=reconciler,
+        error_workflow=_error_workflow(doc, directory, m),
+        negative_control=negative_control,
         directory=directory,
     )
 
@@ -203,8 +350,8 @@ def discover(root: Path) -> list[WorkflowUnderTest]:
     """Every workflow under ``root`` (one folder each), sorted by name.
 
     Folders whose name starts with ``.`` or ``_`` are skipped; any other folder must hold a
-    manifest. Two workflows may not share a name, nor a method and path (n8n would refuse to
-    publish the second).
+    manifest. Two webhooks (main triggers and reconcilers) may not share a method and path: n8n
+    would refuse to publish the second.
     """
     if not root.is_dir():
         raise ConfigError(
@@ -218,13 +365,15 @@ def discover(root: Path) -> list[WorkflowUnderTest]:
     ]
     by_route: dict[tuple[str, str], WorkflowUnderTest] = {}
     for wut in found:
-        route = (wut.method, wut.path)
-        other = by_route.setdefault(route, wut)
-        if other is not wut:
-            raise ConfigError(
-                f"{_manifest_of(wut)}: field 'trigger.path': {wut.method} {wut.path!r} is "
-                f"already the trigger of {_manifest_of(other)}; give each workflow its own path"
-            )
+        for route, field_name in zip(
+            wut.routes(), ("trigger.path", "reconciler.trigger.path"), strict=False
+        ):
+            other = by_route.setdefault(route, wut)
+            if other is not wut:
+                raise ConfigError(
+                    f"{_manifest_of(wut)}: field {field_name!r}: {route[0]} {route[1]!r} is "
+                    f"already a webhook of {_manifest_of(other)}; give each webhook its own path"
+                )
     return sorted(found, key=lambda wut: wut.name)
 
 
@@ -330,35 +479,184 @@ def _webhook_node(workflow: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def _check_webhook(
-    workflow: dict[str, Any], path: Path, method: str, trigger_path: str, manifest_path: Path
-) -> None:
+    workflow: dict[str, Any],
+    path: Path,
+    method: str,
+    trigger_path: str,
+    manifest_path: Path,
+    modes: tuple[str, ...] = RESPONSE_MODES,
+    field_prefix: str = "trigger.",
+) -> str:
+    """Check the Webhook node against the manifest's trigger; returns its responseMode."""
     node = _webhook_node(workflow, str(path))
     params = node["parameters"]
     label = f"{path}: Webhook node {node.get('name')!r}"
     if params.get("path") != trigger_path:
         raise ConfigError(
             f"{label}: parameters.path is {params.get('path')!r} but {manifest_path} field "
-            f"'trigger.path' is {trigger_path!r}; make them the same"
+            f"'{field_prefix}path' is {trigger_path!r}; make them the same"
         )
     methods = params.get("httpMethod", WEBHOOK_DEFAULT_METHOD)
     allowed = [methods] if isinstance(methods, str) else methods
     if not isinstance(allowed, list) or method not in [str(m).upper() for m in allowed]:
         raise ConfigError(
             f"{label}: parameters.httpMethod is {methods!r} but {manifest_path} field "
-            f"'trigger.method' is {method!r}; make them the same"
+            f"'{field_prefix}method' is {method!r}; make them the same"
         )
-    mode = params.get("responseMode", "onReceived")
-    if mode not in SYNCHRONOUS_RESPONSE_MODES:
+    mode = params.get("responseMode", WEBHOOK_DEFAULT_RESPONSE_MODE)
+    if mode not in modes:
+        if modes == SYNCHRONOUS_RESPONSE_MODES:
+            fix = (
+                "the harness waits for this webhook's answer, so set it to 'lastNode' or "
+                "'responseNode' (a Respond to Webhook node)"
+            )
+        else:
+            fix = (
+                "set it to 'lastNode' or 'responseNode' (answer once the effect is known) or "
+                "'onReceived' (acknowledge first, work afterwards)"
+            )
+        raise ConfigError(f"{label}: parameters.responseMode is {mode!r}; {fix}")
+    return str(mode)
+
+
+def _trigger(doc: dict[str, Any], m: _Fields, name: str) -> tuple[str, str, dict[str, Any]]:
+    """method, path and body template of a webhook trigger (``trigger`` or
+    ``reconciler.trigger``); the reconciler's body is optional."""
+    trigger = m.mapping(doc, name.rsplit(".", 1)[-1], name)
+    m.only(trigger, _TRIGGER_FIELDS, f"{name}.")
+    method = m.string(trigger, "method", f"{name}.method").upper()
+    if method not in HTTP_METHODS:
+        m.fail(f"{name}.method", f"{method!r} is not one of {', '.join(HTTP_METHODS)}")
+    path = m.string(trigger, "path", f"{name}.path")
+    _check_path(path, f"{m.path}: field '{name}.path'")
+    default: Any = {} if name != "trigger" else _Fields._MISSING
+    body = m.mapping(trigger, "body", f"{name}.body", default=default)
+    return method, path, body
+
+
+def _acknowledges_early(doc: dict[str, Any], m: _Fields, mode: str, workflow_path: Path) -> bool:
+    acknowledge = m.optional_string(doc, "acknowledge", "acknowledge")
+    if acknowledge is not None and acknowledge not in ACKNOWLEDGE_CHOICES:
+        m.fail(
+            "acknowledge",
+            f"unknown acknowledge {acknowledge!r}; use 'after_effect' (the 2xx means the effect "
+            "is done) or 'early' (the 2xx only means the event was accepted)",
+        )
+    if mode == EARLY_RESPONSE_MODE:
+        if acknowledge == "after_effect":
+            m.fail(
+                "acknowledge",
+                f"'after_effect' but the Webhook node of {workflow_path} has responseMode "
+                f"'{EARLY_RESPONSE_MODE}', which answers before any work; drop the field or "
+                "set it to 'early'",
+            )
+        return True
+    if acknowledge == "early" and mode != "responseNode":
+        m.fail(
+            "acknowledge",
+            f"'early' but the Webhook node of {workflow_path} has responseMode {mode!r}, which "
+            "answers after the last node; use 'responseNode' with a Respond to Webhook node "
+            f"placed before the effect, or '{EARLY_RESPONSE_MODE}'",
+        )
+    return acknowledge == "early"
+
+
+def _effect_id_field(doc: dict[str, Any], m: _Fields) -> str | None:
+    response = m.mapping(doc, "response", default={})
+    m.only(response, _RESPONSE_FIELDS, "response.")
+    dotted = m.optional_string(response, "effect_id_field", "response.effect_id_field")
+    if dotted is not None and not _DOTTED.match(dotted):
+        m.fail(
+            "response.effect_id_field",
+            f"{dotted!r} is not a dotted path; name the field of the 2xx JSON answer that "
+            "holds the provider's id, e.g. 'charge_id' or 'charge.id'",
+        )
+    return dotted
+
+
+def _reconciler(doc: dict[str, Any], directory: Path, m: _Fields) -> Companion | None:
+    if doc.get("reconciler") is None:
+        return None
+    spec = m.mapping(doc, "reconciler")
+    m.only(spec, _RECONCILER_FIELDS, "reconciler.")
+    method, path, body = _trigger(spec, m, "reconciler.trigger")
+    workflow_file = m.string(spec, "workflow", "reconciler.workflow")
+    workflow = _load_workflow(_sibling(directory, workflow_file, m, "reconciler.workflow"))
+    _check_webhook(
+        workflow,
+        directory / workflow_file,
+        method,
+        path,
+        m.path,
+        SYNCHRONOUS_RESPONSE_MODES,
+        "reconciler.trigger.",
+    )
+    return Companion(workflow=workflow, method=method, path=path, body_template=body)
+
+
+def _error_workflow(doc: dict[str, Any], directory: Path, m: _Fields) -> ErrorWorkflowSpec | None:
+    if doc.get("error_workflow") is None:
+        return None
+    spec = m.mapping(doc, "error_workflow")
+    m.only(spec, _ERROR_WORKFLOW_FIELDS, "error_workflow.")
+    workflow_file = m.string(spec, "workflow", "error_workflow.workflow")
+    workflow_path = _sibling(directory, workflow_file, m, "error_workflow.workflow")
+    workflow = _load_workflow(workflow_path)
+    triggers = [n for n in workflow["nodes"] if n.get("type") == ERROR_TRIGGER_NODE_TYPE]
+    if len(triggers) != 1:
         raise ConfigError(
-            f"{label}: parameters.responseMode is {mode!r}; the harness reads the outcome from "
-            "the webhook's answer, so set it to 'lastNode' or 'responseNode' (a Respond to "
-            "Webhook node)"
+            f"{workflow_path}: field 'nodes': {len(triggers)} Error Trigger nodes (type "
+            f"{ERROR_TRIGGER_NODE_TYPE!r}); an Error Workflow starts with exactly one"
         )
+    if any(n.get("type") == WEBHOOK_NODE_TYPE for n in workflow["nodes"]):
+        raise ConfigError(
+            f"{workflow_path}: field 'nodes': an Error Workflow has a Webhook node; n8n starts "
+            "it with the failed execution's data, remove the Webhook node"
+        )
+    runs_query = m.string(spec, "runs_query", "error_workflow.runs_query")
+    if STATE_QUERY_PARAMETER not in runs_query:
+        m.fail(
+            "error_workflow.runs_query",
+            f"the query must count the Error Workflow's runs for one business key with the "
+            f"placeholder {STATE_QUERY_PARAMETER} (psycopg named parameter)",
+        )
+    return ErrorWorkflowSpec(workflow=workflow, runs_query=runs_query)
+
+
+def _negative_control(doc: dict[str, Any], m: _Fields) -> NegativeControl | None:
+    if doc.get("negative_control") is None:
+        return None
+    spec = m.mapping(doc, "negative_control")
+    m.only(spec, _NEGATIVE_CONTROL_FIELDS, "negative_control.")
+    bug = m.string(spec, "bug", "negative_control.bug")
+    if "\n" in bug.strip():
+        m.fail("negative_control.bug", "say the bug in one line")
+    caught_by = m.mapping(spec, "caught_by", "negative_control.caught_by")
+    if not caught_by:
+        m.fail(
+            "negative_control.caught_by",
+            "empty; name at least one scenario id and the verdict expected there, e.g. "
+            '{"retry-worker_kill-after_commit": "DUPLICATE"}',
+        )
+    for scenario, verdict in caught_by.items():
+        name = f"negative_control.caught_by.{scenario}"
+        if not _SCENARIO_ID.match(scenario):
+            m.fail(
+                name,
+                f"{scenario!r} is not a scenario id; write <delivery>-<fault>-<crash point> "
+                "in lower case, e.g. 'retry-worker_kill-after_commit' (n8n-chaos list)",
+            )
+        if verdict not in NEGATIVE_CONTROL_VERDICTS:
+            m.fail(
+                name,
+                f"unknown verdict {verdict!r}; use one of {', '.join(NEGATIVE_CONTROL_VERDICTS)}",
+            )
+    return NegativeControl(bug=bug, caught_by=dict(caught_by))
 
 
 def _ledger(
     doc: dict[str, Any], directory: Path, m: _Fields
-) -> tuple[str | None, str | None, str | None, tuple[str, ...]]:
+) -> tuple[str | None, str | None, str | None, tuple[str, ...], tuple[str, ...]]:
     ledger = m.mapping(doc, "ledger", default={})
     m.only(ledger, _LEDGER_FIELDS, "ledger.")
     schema_sql = None
@@ -378,15 +676,29 @@ def _ledger(
             f"{STATE_QUERY_PARAMETER} (psycopg named parameter)",
         )
     done_state = m.optional_string(ledger, "done_state", "ledger.done_state")
-    unknown = ledger.get("unknown_states", [])
-    if not isinstance(unknown, list) or not all(isinstance(s, str) and s for s in unknown):
-        m.fail("ledger.unknown_states", f"expected a list of state names, got {unknown!r}")
-    if (done_state is not None or unknown) and state_query is None:
+    unknown = _states(ledger, "unknown_states", m)
+    failed = _states(ledger, "failed_states", m)
+    if (done_state is not None or unknown or failed) and state_query is None:
         m.fail(
             "ledger.state_query",
-            "missing: done_state/unknown_states name states of a query; add the state_query",
+            "missing: done_state/unknown_states/failed_states name states of a query; add "
+            "the state_query",
         )
-    return schema_sql, state_query, done_state, tuple(unknown)
+    overlap = sorted(set(failed) & {*unknown, *([done_state] if done_state else [])})
+    if overlap:
+        m.fail(
+            "ledger.failed_states",
+            f"{', '.join(map(repr, overlap))} is also the done state or an unknown state; a "
+            "failed state means 'definitely not done', so list each state once",
+        )
+    return schema_sql, state_query, done_state, unknown, failed
+
+
+def _states(ledger: dict[str, Any], key: str, m: _Fields) -> tuple[str, ...]:
+    states = ledger.get(key, [])
+    if not isinstance(states, list) or not all(isinstance(s, str) and s for s in states):
+        m.fail(f"ledger.{key}", f"expected a list of state names, got {states!r}")
+    return tuple(states)
 
 
 def _json_type(value: Any) -> str:

@@ -316,10 +316,9 @@ def test_empty_ledger_schema_is_refused(tmp_path: Path) -> None:
         ("nodes.0.parameters.httpMethod", "PUT", r"parameters.httpMethod is 'PUT'"),
         (
             "nodes.0.parameters.responseMode",
-            ...,
-            r"parameters.responseMode is 'onReceived'; the "
-            r"harness reads the outcome from the webhook's answer, so set it to 'lastNode' or "
-            r"'responseNode'",
+            "streaming",
+            r"parameters.responseMode is 'streaming'; set it to 'lastNode' or 'responseNode' "
+            r"\(answer once the effect is known\) or 'onReceived'",
         ),
         ("nodes.0.parameters", None, r"Webhook node 'Webhook' has no 'parameters' object"),
     ],
@@ -353,7 +352,29 @@ def test_discover_sorts_skips_hidden_and_refuses_shared_routes(tmp_path: Path) -
     with pytest.raises(
         ConfigError,
         match=r"zeta/manifest.json: field 'trigger.path': POST "
-        r"'pay' is already the trigger of .*pay/manifest.json",
+        r"'pay' is already a webhook of .*pay/manifest.json",
+    ):
+        discover(tmp_path)
+
+
+def test_discover_refuses_a_reconciler_on_another_workflows_path(tmp_path: Path) -> None:
+    write_case(tmp_path, folder="pay")
+    other = write_case(
+        tmp_path,
+        edited(
+            edited(edited(MANIFEST, "name", "zeta"), "trigger.path", "zeta"),
+            "reconciler",
+            {"workflow": "reconciler.json", "trigger": {"method": "POST", "path": "pay"}},
+        ),
+        edited(WORKFLOW, "nodes.0.parameters.path", "zeta"),
+        folder="zeta",
+    )
+    reconciler = edited(RECONCILER_WORKFLOW, "nodes.0.parameters.path", "pay")
+    (other / "reconciler.json").write_text(json.dumps(reconciler))
+    with pytest.raises(
+        ConfigError,
+        match=r"zeta/manifest.json: field 'reconciler.trigger.path': POST 'pay' is already a "
+        r"webhook of .*pay/manifest.json",
     ):
         discover(tmp_path)
 
@@ -402,3 +423,339 @@ def test_bundled_workflows_use_node_versions_of_both_supported_n8n_releases() ->
             assert node["typeVersion"] in supported[node["type"]], (wut.name, node["name"])
             for ref in node.get("credentials", {}).values():
                 assert ref["name"] == "n8n-chaos ledger", (wut.name, node["name"])
+
+
+# -- issue 7: early acknowledgement, failed states, effect id, companions, negative controls --
+
+RECONCILER_WORKFLOW: dict[str, Any] = edited(
+    edited(WORKFLOW, "nodes.0.parameters.path", "pay-reconcile"), "name", "pay reconciler"
+)
+ERROR_WORKFLOW: dict[str, Any] = {
+    "name": "pay errors",
+    "nodes": [
+        {
+            "id": "1",
+            "name": "Error Trigger",
+            "type": "n8n-nodes-base.errorTrigger",
+            "typeVersion": 1,
+            "position": [0, 0],
+            "parameters": {},
+        }
+    ],
+    "connections": {},
+}
+FULL: dict[str, Any] = {
+    **MANIFEST,
+    "ledger": {**MANIFEST["ledger"], "failed_states": ["failed", "needs_action"]},
+    "response": {"effect_id_field": "charge.id"},
+    "reconciler": {
+        "workflow": "reconciler.json",
+        "trigger": {
+            "method": "post",
+            "path": "pay-reconcile",
+            "body": {"order_id": "{key}", "why": "event {event_id}"},
+        },
+    },
+    "error_workflow": {
+        "workflow": "error_workflow.json",
+        "runs_query": "SELECT count(*) FROM pay_errors WHERE op_key = 'pay:' || %(key)s",
+    },
+    "negative_control": {
+        "bug": "the key comes from the execution id",
+        "caught_by": {"retry-worker_kill-after_commit": "DUPLICATE", "late-no_fault-none": "LOST"},
+    },
+}
+
+
+def write_full(
+    root: Path,
+    manifest: dict[str, Any] | None = None,
+    workflow: dict[str, Any] | None = None,
+    reconciler: dict[str, Any] | None = None,
+    error_workflow: dict[str, Any] | None = None,
+) -> Path:
+    directory = write_case(root, FULL if manifest is None else manifest, workflow)
+    companions = (
+        ("reconciler.json", RECONCILER_WORKFLOW if reconciler is None else reconciler),
+        ("error_workflow.json", ERROR_WORKFLOW if error_workflow is None else error_workflow),
+    )
+    for name, doc in companions:
+        (directory / name).write_text(json.dumps(doc))
+    return directory
+
+
+def test_new_fields_default_to_empty(tmp_path: Path) -> None:
+    wut = load_manifest(write_case(tmp_path))
+    assert wut.ledger_failed_states == ()
+    assert wut.acknowledges_early is False
+    assert wut.effect_id_field is None and wut.effect_id_in({"charge_id": "ch_1"}) is None
+    assert wut.reconciler is None and wut.error_workflow is None and wut.negative_control is None
+    assert wut.routes() == [("POST", "pay")]
+
+
+def test_full_manifest_loads_every_new_field(tmp_path: Path) -> None:
+    wut = load_manifest(write_full(tmp_path))
+    assert wut.ledger_failed_states == ("failed", "needs_action")
+    assert wut.effect_id_field == "charge.id"
+    assert wut.reconciler is not None
+    assert (wut.reconciler.method, wut.reconciler.path) == ("POST", "pay-reconcile")
+    assert wut.reconciler.workflow == RECONCILER_WORKFLOW
+    assert wut.reconciler.render_body("k-1", "e-1") == {"order_id": "k-1", "why": "event e-1"}
+    assert wut.reconciler.body_template["order_id"] == "{key}"
+    assert wut.error_workflow is not None
+    assert wut.error_workflow.workflow == ERROR_WORKFLOW
+    assert "%(key)s" in wut.error_workflow.runs_query
+    assert wut.negative_control is not None
+    assert wut.negative_control.bug == "the key comes from the execution id"
+    assert wut.negative_control.caught_by == {
+        "retry-worker_kill-after_commit": "DUPLICATE",
+        "late-no_fault-none": "LOST",
+    }
+    assert wut.routes() == [("POST", "pay"), ("POST", "pay-reconcile")]
+
+
+def test_reconciler_body_is_optional(tmp_path: Path) -> None:
+    manifest = edited(FULL, "reconciler.trigger.body", ...)
+    wut = load_manifest(write_full(tmp_path, manifest))
+    assert wut.reconciler is not None and wut.reconciler.render_body("k", "e") == {}
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ({"charge": {"id": "ch_1"}}, "ch_1"),
+        ({"charge": {"id": 7}}, "7"),
+        ({"charge": {}}, None),
+        ({"charge": "ch_1"}, None),
+        ({"charge": {"id": {"nested": 1}}}, None),
+        ([], None),
+        (None, None),
+    ],
+)
+def test_effect_id_in_follows_the_dotted_path(
+    tmp_path: Path, answer: Any, expected: str | None
+) -> None:
+    wut = load_manifest(write_full(tmp_path))
+    assert wut.effect_id_in(answer) == expected
+
+
+def test_effect_id_in_indexes_lists(tmp_path: Path) -> None:
+    manifest = edited(FULL, "response.effect_id_field", "data.0.id")
+    wut = load_manifest(write_full(tmp_path, manifest))
+    assert wut.effect_id_in({"data": [{"id": "ch_9"}]}) == "ch_9"
+    assert wut.effect_id_in({"data": []}) is None
+
+
+def test_with_path_suffix_moves_main_and_reconciler(tmp_path: Path) -> None:
+    wut = load_manifest(write_full(tmp_path))
+    moved = wut.with_path_suffix("r1")
+    assert moved.routes() == [("POST", "pay-r1"), ("POST", "pay-reconcile-r1")]
+    assert moved.reconciler is not None
+    assert moved.reconciler.workflow["nodes"][0]["parameters"]["path"] == "pay-reconcile-r1"
+    assert wut.reconciler is not None
+    assert wut.reconciler.workflow["nodes"][0]["parameters"]["path"] == "pay-reconcile"
+    plain = load_manifest(write_case(tmp_path / "plain")).with_path_suffix("r2")
+    assert plain.routes() == [("POST", "pay-r2")] and plain.reconciler is None
+
+
+@pytest.mark.parametrize(
+    ("response_mode", "acknowledge", "early"),
+    [
+        ("onReceived", None, True),
+        (..., None, True),  # n8n's default responseMode is onReceived
+        ("onReceived", "early", True),
+        ("responseNode", "early", True),
+        ("responseNode", None, False),
+        ("responseNode", "after_effect", False),
+        ("lastNode", None, False),
+    ],
+)
+def test_acknowledges_early(
+    tmp_path: Path, response_mode: Any, acknowledge: str | None, early: bool
+) -> None:
+    workflow = edited(WORKFLOW, "nodes.0.parameters.responseMode", response_mode)
+    manifest = MANIFEST if acknowledge is None else edited(MANIFEST, "acknowledge", acknowledge)
+    wut = load_manifest(write_case(tmp_path, manifest, workflow))
+    assert wut.acknowledges_early is early
+
+
+@pytest.mark.parametrize(
+    ("response_mode", "acknowledge", "message"),
+    [
+        (
+            "onReceived",
+            "after_effect",
+            r"field 'acknowledge': 'after_effect' but the Webhook node of .*workflow.json has "
+            r"responseMode 'onReceived', which answers before any work",
+        ),
+        (
+            "lastNode",
+            "early",
+            r"field 'acknowledge': 'early' but the Webhook node of .*workflow.json has "
+            r"responseMode 'lastNode'",
+        ),
+        ("responseNode", "soon", r"field 'acknowledge': unknown acknowledge 'soon'; use"),
+    ],
+)
+def test_acknowledge_contradicting_the_webhook_is_refused(
+    tmp_path: Path, response_mode: str, acknowledge: str, message: str
+) -> None:
+    workflow = edited(WORKFLOW, "nodes.0.parameters.responseMode", response_mode)
+    directory = write_case(tmp_path, edited(MANIFEST, "acknowledge", acknowledge), workflow)
+    with pytest.raises(ConfigError, match=message) as info:
+        load_manifest(directory)
+    assert str(directory / "manifest.json") in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("ledger.failed_states", "failed", r"field 'ledger.failed_states': expected a list"),
+        ("ledger.failed_states", ["failed", ""], r"field 'ledger.failed_states': expected a list"),
+        (
+            "ledger.failed_states",
+            ["failed", "unknown"],
+            r"field 'ledger.failed_states': 'unknown' is also the done state or an unknown state",
+        ),
+        (
+            "ledger.failed_states",
+            ["confirmed"],
+            r"field 'ledger.failed_states': 'confirmed' is also the done state",
+        ),
+        ("response", "charge_id", r"field 'response': expected an object, got a string"),
+        ("response.effect_id", "x", r"field 'response.effect_id': unknown field; the known"),
+        (
+            "response.effect_id_field",
+            "charge id",
+            r"field 'response.effect_id_field': 'charge id' is not a dotted path",
+        ),
+        ("response.effect_id_field", 3, r"field 'response.effect_id_field': expected a string"),
+        ("reconciler", "reconciler.json", r"field 'reconciler': expected an object"),
+        ("reconciler.workflow", ..., r"field 'reconciler.workflow': missing"),
+        (
+            "reconciler.workflow",
+            "nope.json",
+            r"field 'reconciler.workflow': file .*nope.json not found",
+        ),
+        ("reconciler.trigger", ..., r"field 'reconciler.trigger': missing"),
+        ("reconciler.trigger.path", ..., r"field 'reconciler.trigger.path': missing"),
+        (
+            "reconciler.trigger.path",
+            "/x",
+            r"field 'reconciler.trigger.path': '/x' is not a static webhook path",
+        ),
+        (
+            "reconciler.trigger.method",
+            "FETCH",
+            r"field 'reconciler.trigger.method': 'FETCH' is not one of",
+        ),
+        ("reconciler.trigger.body", [], r"field 'reconciler.trigger.body': expected an object"),
+        ("reconciler.schedule", "x", r"field 'reconciler.schedule': unknown field"),
+        ("error_workflow", [], r"field 'error_workflow': expected an object, got a list"),
+        ("error_workflow.runs_query", ..., r"field 'error_workflow.runs_query': missing"),
+        (
+            "error_workflow.runs_query",
+            "SELECT count(*) FROM pay_errors",
+            r"field 'error_workflow.runs_query': the query must count .* %\(key\)s",
+        ),
+        (
+            "error_workflow.workflow",
+            "gone.json",
+            r"field 'error_workflow.workflow': file .*gone.json not found",
+        ),
+        ("error_workflow.query", "x", r"field 'error_workflow.query': unknown field"),
+        ("negative_control", True, r"field 'negative_control': expected an object"),
+        ("negative_control.bug", ..., r"field 'negative_control.bug': missing"),
+        ("negative_control.bug", "two\nlines", r"field 'negative_control.bug': say the bug in"),
+        ("negative_control.caught_by", {}, r"field 'negative_control.caught_by': empty"),
+        (
+            "negative_control.caught_by",
+            {"worker_kill-after_commit": "DUPLICATE"},
+            r"field 'negative_control.caught_by.worker_kill-after_commit': "
+            r"'worker_kill-after_commit' is not a scenario id; write "
+            r"<delivery>-<fault>-<crash point>",
+        ),
+        (
+            "negative_control.caught_by",
+            {"retry-worker_kill-after_commit": "duplicate"},
+            r"field 'negative_control.caught_by.retry-worker_kill-after_commit': unknown verdict "
+            r"'duplicate'; use one of DUPLICATE, LOST, NOT-DONE, CONTRADICTED",
+        ),
+        ("promise", "none", r"field 'negative_control': a negative control breaks its own"),
+    ],
+)
+def test_new_field_errors_name_file_field_and_fix(
+    tmp_path: Path, field: str, value: Any, message: str
+) -> None:
+    directory = write_full(tmp_path, edited(FULL, field, value))
+    with pytest.raises(ConfigError, match=message) as info:
+        load_manifest(directory)
+    assert str(directory / "manifest.json") in str(info.value)
+
+
+def test_failed_states_need_the_state_query(tmp_path: Path) -> None:
+    manifest = edited(
+        edited(MANIFEST, "ledger", {"failed_states": ["failed"]}), "promise", "at_most_once"
+    )
+    with pytest.raises(ConfigError, match=r"field 'ledger.state_query': missing: done_state"):
+        load_manifest(write_case(tmp_path, manifest, schema=None))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        (
+            "nodes.0.parameters.responseMode",
+            "onReceived",
+            r"reconciler.json: Webhook node 'Webhook': parameters.responseMode is 'onReceived'; "
+            r"the harness waits for this webhook's answer",
+        ),
+        (
+            "nodes.0.parameters.path",
+            "other",
+            r"reconciler.json: Webhook node 'Webhook': parameters.path is 'other' but "
+            r".*manifest.json field 'reconciler.trigger.path' is 'pay-reconcile'",
+        ),
+        (
+            "nodes.0.parameters.httpMethod",
+            "GET",
+            r"parameters.httpMethod is 'GET' but .*manifest.json field "
+            r"'reconciler.trigger.method' is 'POST'",
+        ),
+        ("nodes.0.type", "n8n-nodes-base.manualTrigger", r"reconciler.json: field 'nodes': no"),
+    ],
+)
+def test_reconciler_webhook_is_checked_like_the_main_one(
+    tmp_path: Path, field: str, value: Any, message: str
+) -> None:
+    reconciler = edited(RECONCILER_WORKFLOW, field, value)
+    with pytest.raises(ConfigError, match=message):
+        load_manifest(write_full(tmp_path, reconciler=reconciler))
+
+
+@pytest.mark.parametrize(
+    ("workflow", "message"),
+    [
+        (
+            edited(ERROR_WORKFLOW, "nodes.0.type", "n8n-nodes-base.manualTrigger"),
+            r"error_workflow.json: field 'nodes': 0 Error Trigger nodes",
+        ),
+        (
+            edited(ERROR_WORKFLOW, "nodes", [*ERROR_WORKFLOW["nodes"], WORKFLOW["nodes"][0]]),
+            r"error_workflow.json: field 'nodes': an Error Workflow has a Webhook node",
+        ),
+        (edited(ERROR_WORKFLOW, "name", ""), r"error_workflow.json: field 'name': the workflow"),
+    ],
+)
+def test_error_workflow_is_checked(tmp_path: Path, workflow: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_manifest(write_full(tmp_path, error_workflow=workflow))
+
+
+def test_reconciler_on_the_main_path_is_refused(tmp_path: Path) -> None:
+    manifest = edited(FULL, "reconciler.trigger.path", "pay")
+    reconciler = edited(RECONCILER_WORKFLOW, "nodes.0.parameters.path", "pay")
+    with pytest.raises(
+        ConfigError, match=r"field 'reconciler.trigger.path': POST 'pay' is also the main trigger"
+    ):
+        load_manifest(write_full(tmp_path, manifest, reconciler=reconciler))

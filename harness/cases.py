@@ -1,98 +1,185 @@
-"""The matrix: case = workflow x fault x crash point x expected verdicts. Expectations are
-data: exactly-once workflows must PASS every case that applies; the naive workflow must be
-CAUGHT (DUPLICATE or LOST) where the seed articles say it breaks; at-most-once workflows
-must never duplicate."""
+"""The matrix: case = workflow x delivery plan x fault x crash point, with the verdicts the
+workflow's promise expects. Nothing here is hand-listed: every plug-in says what it pairs
+with and what it needs (see the base modules of harness/deliveries, faults, crashpoints),
+and the matrix is every pairing they accept whose needs the workflow meets.
+
+Expectations are data:
+- ``exactly_once``: PASS in every scenario;
+- ``at_most_once``: never DUPLICATE, never a lie; the effect may be missing after a fault;
+- ``none`` (a workflow that promises nothing, like payment_naive): PASS where nothing comes
+  twice, CAUGHT (DUPLICATE or LOST) where the same event arrives again or the sender's
+  answer is lost after the commit and it retries: the harness proves it sees the bug;
+- a negative control (manifest ``negative_control``): a deliberately broken workflow, run only
+  in the scenarios that must catch it, each with the one verdict it must get.
+"""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
-from harness.faults import Fault, get_fault
-from harness.manifest import WorkflowUnderTest
+from harness.crashpoints import CRASHPOINTS, CrashPoint
+from harness.deliveries import DELIVERIES, DeliveryPlan
+from harness.errors import ConfigError
+from harness.faults import FAULTS, Fault
+from harness.manifest import Promise, WorkflowUnderTest
 from harness.oracle import Verdict
 
 PASS = frozenset({Verdict.PASS})
 CAUGHT = frozenset({Verdict.DUPLICATE, Verdict.LOST})
-AT_MOST_ONCE = frozenset({Verdict.PASS, Verdict.LOST, Verdict.UNRECONCILED})
+AT_MOST_ONCE = frozenset({Verdict.PASS, Verdict.LOST, Verdict.NOT_DONE, Verdict.UNRECONCILED})
 
 
 @dataclass(frozen=True)
 class Scenario:
+    delivery: str
     fault: str
     crashpoint: str
-    # What a workflow that promises nothing (the naive one) is expected to show here.
-    naive_expected: frozenset[Verdict] = PASS
-    needs_ledger: bool = False
+    needs: frozenset[str]
+    repeat: int
+    catches_naive: bool  # the event comes again, or the answer is lost after the commit
+    effect_possible: bool = True
 
+    @property
+    def id(self) -> str:
+        return f"{self.delivery}-{self.fault}-{self.crashpoint}"
 
-# The scenarios every workflow runs through (filtered by what applies to it).
-SCENARIOS: tuple[Scenario, ...] = (
-    Scenario("no_fault", "none"),
-    Scenario("worker_kill", "before_send"),
-    Scenario("worker_kill", "after_commit", CAUGHT),
-    Scenario("worker_kill", "after_response", CAUGHT),
-    Scenario("worker_kill", "in_ledger_write", needs_ledger=True),
-    Scenario("worker_pause", "after_commit", CAUGHT),
-    Scenario("main_kill", "after_commit", CAUGHT),
-    Scenario("response_drop", "none", CAUGHT),
-    Scenario("provider_slow", "none", CAUGHT),
-    Scenario("provider_5xx", "none", CAUGHT),
-    Scenario("concurrent_duplicates", "none", CAUGHT),
-    Scenario("late_redelivery", "after_completion", CAUGHT),
-    Scenario("late_redelivery", "after_ttl", CAUGHT),
-    # n8n 2.40.7 ends the retry of an execution whose worker died at once as `error`
-    # without running a node (a finding, journaled); the operator then re-sends the event.
-    Scenario("operator_retry", "after_commit", CAUGHT),
-    # Redis gone for 2 s while the provider holds its committed response (released once
-    # Redis is back): n8n rides it out. (Released *during* the blip, n8n 2.40.7 sometimes
-    # left the synchronous caller without an answer for 30 s although the execution
-    # succeeded: a finding, not deterministic enough for a case.)
-    Scenario("redis_blip", "after_commit"),
-    # Redis gone for longer than n8n's 10 s threshold: main and workers exit by design;
-    # the caller's connection dies with main, the heal restarts everything.
-    Scenario("redis_outage", "after_commit", CAUGHT),
-    # Finding (n8n 2.40.7): after an 8 s cut of the worker's and main's Postgres links the
-    # execution stayed `running` for good and the webhook caller got no answer; the
-    # sender's retry charges twice.
-    Scenario("postgres_cut", "after_commit", CAUGHT),
-)
+    @property
+    def is_control(self) -> bool:
+        return self.fault == "no_fault" and self.delivery == "retry"
 
 
 @dataclass(frozen=True)
 class Case:
     workflow: str
-    fault: str
-    crashpoint: str
+    scenario: Scenario
     expected: frozenset[Verdict]
+    run_no: int = 1
+    runs: int = 1
 
     @property
     def id(self) -> str:
-        return f"{self.workflow}-{self.fault}-{self.crashpoint}"
+        base = f"{self.workflow}-{self.scenario.id}"
+        return f"{base}-r{self.run_no}" if self.runs > 1 else base
 
-    def make_fault(self) -> Fault:
-        return get_fault(self.fault)
+    @property
+    def delivery(self) -> str:
+        return self.scenario.delivery
+
+    @property
+    def fault(self) -> str:
+        return self.scenario.fault
+
+    @property
+    def crashpoint(self) -> str:
+        return self.scenario.crashpoint
 
 
-def expected_for(workflow: WorkflowUnderTest, scenario: Scenario) -> frozenset[Verdict]:
-    if workflow.promise == "exactly_once":
+def pairs(plan: DeliveryPlan, fault: Fault, crashpoint: CrashPoint) -> bool:
+    """Whether the three plug-ins accept each other (each says so on its class)."""
+    if crashpoint.name not in fault.crashpoints:
+        return False
+    if fault.deliveries is not None:
+        return plan.name in fault.deliveries
+    if plan.faults is None:
+        return True
+    return fault.name in plan.faults or f"{fault.name}:{crashpoint.name}" in plan.faults
+
+
+def scenarios() -> list[Scenario]:
+    """Every pairing the registered plug-ins accept, in a stable order."""
+    found = []
+    for plan_name, fault_name, point_name in itertools.product(
+        DELIVERIES.names(), FAULTS.names(), CRASHPOINTS.names()
+    ):
+        plan = DELIVERIES.create(plan_name)
+        fault = FAULTS.create(fault_name)
+        point = CRASHPOINTS.create(point_name)
+        if not pairs(plan, fault, point):
+            continue
+        found.append(
+            Scenario(
+                delivery=plan_name,
+                fault=fault_name,
+                crashpoint=point_name,
+                needs=plan.needs | fault.needs | point.needs,
+                repeat=plan.repeat,
+                catches_naive=plan.resends or (fault.loses_answer and point.after_effect),
+                effect_possible=fault.effect_possible,
+            )
+        )
+    # The control case first, then by delivery plan (retry first), fault, crash point.
+    return sorted(found, key=lambda s: (not s.is_control, s.delivery != "retry", s.id))
+
+
+def capabilities(workflow: WorkflowUnderTest, workers: int = 2) -> frozenset[str]:
+    """What a workflow (on a stack with ``workers`` workers) offers the plug-ins' needs."""
+    offered = set()
+    if workflow.ledger_state_query is not None:
+        offered.add("ledger")
+    if isinstance(workflow.body_template.get("amount"), int | float):
+        offered.add("amount")
+    if workflow.reconciler is not None:
+        offered.add("reconciler")
+    if workflow.error_workflow is not None:
+        offered.add("error_workflow")
+    if workers >= 2:
+        offered.add("second_worker")
+    return frozenset(offered)
+
+
+def expected_for(workflow: WorkflowUnderTest, scenario: Scenario) -> frozenset[Verdict] | None:
+    """The verdicts a case may end with, or None if the workflow does not run the scenario."""
+    control = workflow.negative_control
+    if control is not None:
+        verdict = control.caught_by.get(scenario.id)
+        return None if verdict is None else frozenset({Verdict(verdict)})
+    if workflow.promise is Promise.EXACTLY_ONCE:
         return PASS
-    if workflow.promise == "at_most_once":
-        return AT_MOST_ONCE
-    return scenario.naive_expected
+    if workflow.promise is Promise.AT_MOST_ONCE:
+        return PASS if scenario.is_control else AT_MOST_ONCE
+    return CAUGHT if scenario.catches_naive else PASS
 
 
-def matrix(workflows: list[WorkflowUnderTest]) -> list[Case]:
+def matrix(
+    workflows: list[WorkflowUnderTest], repeat: int | None = None, workers: int = 2
+) -> list[Case]:
+    """Every case of the workflows. ``repeat`` runs each case that many times (default: the
+    delivery plan's own count, e.g. 5 for concurrent duplicates)."""
+    if repeat is not None and repeat < 1:
+        raise ConfigError(f"--repeat {repeat}: give a number of runs >= 1")
+    known = scenarios()
+    by_id = {s.id: s for s in known}
     cases = []
     for workflow in workflows:
-        for scenario in SCENARIOS:
-            if scenario.needs_ledger and workflow.ledger_state_query is None:
+        _check_negative_control(workflow, by_id)
+        offered = capabilities(workflow, workers)
+        for scenario in known:
+            expected = expected_for(workflow, scenario)
+            if expected is None or not scenario.needs <= offered:
                 continue
-            cases.append(
-                Case(
-                    workflow.name,
-                    scenario.fault,
-                    scenario.crashpoint,
-                    expected_for(workflow, scenario),
-                )
-            )
+            runs = repeat or scenario.repeat
+            cases += [
+                Case(workflow.name, scenario, expected, run_no, runs)
+                for run_no in range(1, runs + 1)
+            ]
     return cases
+
+
+def _check_negative_control(workflow: WorkflowUnderTest, by_id: dict[str, Scenario]) -> None:
+    control = workflow.negative_control
+    if control is None:
+        return
+    where = f"{workflow.directory or workflow.name}/manifest.json: field 'negative_control'"
+    for scenario_id in control.caught_by:
+        if scenario_id not in by_id:
+            raise ConfigError(
+                f"{where}: unknown scenario {scenario_id!r}; the scenarios are "
+                f"{', '.join(sorted(by_id))} (`n8n-chaos list` shows them)"
+            )
+        needs = by_id[scenario_id].needs - capabilities(workflow)
+        if needs:
+            raise ConfigError(
+                f"{where}: scenario {scenario_id!r} needs {', '.join(sorted(needs))}, which "
+                "the workflow does not offer (a ledger, an amount field, ...)"
+            )

@@ -1,39 +1,63 @@
-"""Verdicts per business key, from the ground truth only (Jepsen's checker, kept apart).
+"""Verdicts per business key, from saved evidence only (Jepsen's checker, kept apart).
 
-Inputs are plain data (``Evidence``): the provider's commits for the key, the sender's
-history, the workflow ledger's state, and the fault journal's proof that the fault landed.
-The oracle starts nothing and reaches into nothing; a saved evidence file can be re-judged.
+The oracle is pure: ``judge(Evidence)`` reads plain data (the provider's commits, the sender's
+history, the workflow ledger, the proofs that the fault landed, whether the case settled) and
+starts nothing. A saved ``evidence.json`` can be re-judged offline with the current oracle.
 
-Verdicts, in order of precedence:
-- NO_EVIDENCE: the fault never landed in its window. A harness error, never a pass.
-- DUPLICATE:   commits >= 2. Always fatal for an exactly-once or at-most-once promise.
-- LOST:        the sender got a 2xx (ok) and there are 0 commits.
-- UNRECONCILED: the workflow's ledger still says the outcome is unknown / in flight.
-- PASS:        none of the above.
+A definite violation that the ground truth shows outranks everything else, also a fault that
+did not land (then the explanation says so). In order of precedence:
+
+- DUPLICATE:    the provider committed the effect >= 2 times for one business event.
+- CONTRADICTED: the sender was told the opposite of the ground truth: a definite 4xx while the
+                effect committed (and no delivery of that event was acknowledged); a 2xx whose
+                body names another effect id than the committed one; a 2xx to a changed
+                payload the provider never committed; the ledger says done with no commit,
+                or failed with one.
+- STRAY:        the provider committed something else during the case: another reference or
+                another effect kind (a workflow that builds the reference wrongly).
+- LOST:         the sender got a 2xx and nothing was committed (after the work settled).
+- NOT-DONE:     the workflow promised the effect (exactly once) and it never happened, though
+                the provider did not decline it.
+- UNHANDLED:    retries ran out and the workflow's Error Workflow did not run exactly once, or
+                left the operation in no failed (actionable) state.
+- UNRECONCILED: the workflow's ledger still says unknown / in flight.
+- STUCK:        the case never settled: an execution was still live at the deadline (an n8n
+                finding with the execution ids; LOST/NOT-DONE cannot be told apart yet).
+- NO-EVIDENCE:  the fault is not proven to have struck inside its window: a harness error.
+- PASS:         the promise held, and the fault is proven to have landed.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
 # Ledger states that mean "nobody knows yet whether the effect happened", unless the
 # workflow's manifest names its own (ledger.unknown_states).
-UNRESOLVED_LEDGER_STATES = frozenset({"unknown", "claimed", "sending", "pending", "processing"})
+UNRESOLVED_LEDGER_STATES = ("unknown", "claimed", "sending", "pending", "processing")
 
 
 class Verdict(StrEnum):
     PASS = "PASS"
     DUPLICATE = "DUPLICATE"
+    CONTRADICTED = "CONTRADICTED"
+    STRAY = "STRAY"
     LOST = "LOST"
+    NOT_DONE = "NOT-DONE"
+    UNHANDLED = "UNHANDLED"
     UNRECONCILED = "UNRECONCILED"
+    STUCK = "STUCK"
     NO_EVIDENCE = "NO-EVIDENCE"
 
     @property
-    def caught(self) -> bool:
-        """A verdict that shows a broken effect (what the naive workflow must produce)."""
-        return self in (Verdict.DUPLICATE, Verdict.LOST)
+    def violation(self) -> bool:
+        """A broken promise (what a negative control must produce), not a harness error."""
+        return self not in (Verdict.PASS, Verdict.NO_EVIDENCE)
+
+
+VIOLATIONS = frozenset(v for v in Verdict if v.violation)
 
 
 @dataclass(frozen=True)
@@ -42,28 +66,71 @@ class CommitRow:
     attempt_no: int
     committed_at: float
     idempotency_key: str | None
+    reference: str = ""
+    effect: str = "charge"
+
+
+@dataclass(frozen=True)
+class AttemptRow:
+    """One attempt of the sender, as the oracle needs it."""
+
+    delivery: str  # "d1", "dup3", "late", "changed", ...
+    outcome: str  # ok | fail | info
+    status: int | None
+    effect_id: str | None = None  # from the 2xx body, when the manifest says where it is
+    changed_payload: bool = False  # sent with another payload than the original event
+
+
+@dataclass(frozen=True)
+class Proof:
+    """A fact outside the harness's own notes that a plug-in's window was hit (or not)."""
+
+    role: str  # fault | crashpoint | delivery
+    name: str
+    held: bool
+    fact: str
 
 
 @dataclass(frozen=True)
 class Evidence:
     key: str
-    commits: list[CommitRow]
-    acknowledged: bool  # at least one ok attempt in the history
-    attempts_ok: int
-    attempts_info: int
-    attempts_fail: int
-    ledger_state: str | None
-    ledger_unresolved_states: list[str]  # states of the workflow's ledger that mean "unknown"
-    fault_landed: bool
-    landing_proof: str
+    promise: str  # exactly_once | at_most_once | none
+    effect: str  # the provider effect kind the workflow performs: charge | email
+    commits: list[CommitRow]  # commits for the key and the effect
+    attempts: list[AttemptRow]
+    proofs: list[Proof]
+    stray_commits: list[CommitRow] = field(default_factory=list)
+    declined: bool = False  # the provider definitely refused the effect (a stored decline)
+    effect_possible: bool = True  # False when the scenario makes the provider fail every try
+    ledger_state: str | None = None
+    ledger_done_state: str | None = None
+    ledger_unknown_states: list[str] = field(default_factory=list)
+    ledger_failed_states: list[str] = field(default_factory=list)
+    error_workflow_runs: int | None = None  # None: the scenario does not check it
+    settled: bool = True
+    live_executions: list[str] = field(default_factory=list)
     execution_ids: list[str] = field(default_factory=list)
+
+    @property
+    def acknowledged(self) -> bool:
+        return any(a.outcome == "ok" and not a.changed_payload for a in self.attempts)
+
+    @property
+    def fault_landed(self) -> bool:
+        return all(p.held for p in self.proofs)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> Evidence:
-        return cls(**{**doc, "commits": [CommitRow(**c) for c in doc["commits"]]})
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in doc.items() if k in known}
+        values["commits"] = [CommitRow(**c) for c in doc["commits"]]
+        values["stray_commits"] = [CommitRow(**c) for c in doc.get("stray_commits", [])]
+        values["attempts"] = [AttemptRow(**a) for a in doc["attempts"]]
+        values["proofs"] = [Proof(**p) for p in doc["proofs"]]
+        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -74,25 +141,107 @@ class Judgement:
 
 def judge(evidence: Evidence) -> Judgement:
     e = evidence
-    n = len(e.commits)
-    commits = (
-        ", ".join(
-            f"{c.effect_id} (provider attempt {c.attempt_no}, at {c.committed_at:.3f})"
-            for c in e.commits
-        )
-        or "none"
+    where = _where(e)
+    unproven = [p for p in e.proofs if not p.held]
+    caveat = (
+        "; and the intended fault was not proven to land (" + _facts(unproven) + ")"
+        if unproven
+        else ""
     )
-    where = f"key {e.key}: commits [{commits}]; executions {e.execution_ids or 'none'}"
-    if not e.fault_landed:
-        return Judgement(Verdict.NO_EVIDENCE, f"the fault did not land: {e.landing_proof}; {where}")
-    if n >= 2:
-        return Judgement(Verdict.DUPLICATE, f"{n} commits for one business event; {where}")
-    if n == 0 and e.acknowledged:
-        return Judgement(Verdict.LOST, f"the sender got a 2xx but nothing was committed; {where}")
-    if e.ledger_state is not None and e.ledger_state in e.ledger_unresolved_states:
+    found = _definite(e)
+    if found is None and not e.settled:
+        live = ", ".join(e.live_executions) or "?"
         return Judgement(
-            Verdict.UNRECONCILED,
-            f"the workflow ledger still says {e.ledger_state!r} and nothing resolved it; {where}",
+            Verdict.STUCK,
+            f"the case never settled: executions {live} still live at the deadline "
+            f"(an n8n finding); {where}{caveat}",
+        )
+    found = found or _settled_only(e)
+    if found is not None:
+        verdict, why = found
+        return Judgement(verdict, f"{why}; {where}{caveat}")
+    if unproven:
+        return Judgement(
+            Verdict.NO_EVIDENCE,
+            f"the fault did not land in its window: {_facts(unproven)}; {where}",
         )
     ack = "acknowledged" if e.acknowledged else "never acknowledged to the sender"
-    return Judgement(Verdict.PASS, f"{n} commit(s), {ack}; {where}")
+    landed = _facts(e.proofs)
+    return Judgement(Verdict.PASS, f"{len(e.commits)} commit(s), {ack}; proven: {landed}; {where}")
+
+
+def _definite(e: Evidence) -> tuple[Verdict, str] | None:
+    """Violations that no later work can undo: commits never disappear, answers were given."""
+    n = len(e.commits)
+    if n >= 2:
+        return Verdict.DUPLICATE, f"{n} commits for one business event"
+    original = [a for a in e.attempts if not a.changed_payload]
+    if n >= 1 and not e.acknowledged and any(a.outcome == "fail" for a in original):
+        failed = _statuses(a for a in original if a.outcome == "fail")
+        return Verdict.CONTRADICTED, f"the sender was told 'failed' ({failed}) but it committed"
+    committed_ids = {c.effect_id for c in e.commits}
+    for a in original:
+        if a.outcome == "ok" and a.effect_id is not None and a.effect_id not in committed_ids:
+            return (
+                Verdict.CONTRADICTED,
+                f"a 2xx named effect {a.effect_id}, but the provider committed "
+                f"{sorted(committed_ids) or 'nothing'}",
+            )
+    if n <= 1 and any(a.outcome == "ok" for a in e.attempts if a.changed_payload):
+        return (
+            Verdict.CONTRADICTED,
+            "the changed payload was answered 2xx, but the provider committed only the original",
+        )
+    if e.stray_commits:
+        stray = ", ".join(f"{c.effect_id} ({c.effect}, ref {c.reference})" for c in e.stray_commits)
+        return Verdict.STRAY, f"commits nobody accounts for during the case: {stray}"
+    return None
+
+
+def _settled_only(e: Evidence) -> tuple[Verdict, str] | None:
+    """Verdicts that only hold once nothing is running any more."""
+    n = len(e.commits)
+    if n == 0 and e.acknowledged:
+        return Verdict.LOST, "the sender got a 2xx but nothing was committed"
+    if e.ledger_state is not None:
+        if e.ledger_state == e.ledger_done_state and n == 0:
+            return Verdict.CONTRADICTED, f"the ledger says {e.ledger_state!r} with no commit"
+        if e.ledger_state in e.ledger_failed_states and n >= 1:
+            return Verdict.CONTRADICTED, f"the ledger says {e.ledger_state!r} but it committed"
+    if n == 0 and e.promise == "exactly_once" and e.effect_possible and not e.declined:
+        return Verdict.NOT_DONE, "the effect never happened and the provider never declined it"
+    if e.error_workflow_runs is not None and e.error_workflow_runs != 1:
+        return (
+            Verdict.UNHANDLED,
+            f"the Error Workflow ran {e.error_workflow_runs} time(s), not once",
+        )
+    if e.error_workflow_runs is not None and e.ledger_state not in e.ledger_failed_states:
+        return (
+            Verdict.UNHANDLED,
+            f"after the Error Workflow the ledger says {e.ledger_state!r}, not one of the "
+            f"failed (actionable) states {e.ledger_failed_states}",
+        )
+    if e.ledger_state is not None and e.ledger_state in e.ledger_unknown_states:
+        return (
+            Verdict.UNRECONCILED,
+            f"the workflow ledger still says {e.ledger_state!r} and nothing resolved it",
+        )
+    return None
+
+
+def _statuses(attempts: Iterable[AttemptRow]) -> str:
+    return ", ".join(f"{a.delivery}: {a.status}" for a in attempts)
+
+
+def _facts(proofs: Iterable[Proof]) -> str:
+    return "; ".join(f"{p.role} {p.name}: {p.fact}" for p in proofs) or "nothing to prove"
+
+
+def _where(e: Evidence) -> str:
+    commits = (
+        ", ".join(f"{c.effect_id} (provider attempt {c.attempt_no})" for c in e.commits) or "none"
+    )
+    return (
+        f"key {e.key}: commits [{commits}]; ledger {e.ledger_state!r}; "
+        f"executions {e.execution_ids or 'none'}"
+    )

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from harness.report.allure_report import write_categories
-from harness.stack.deploy import DeployedWorkflow
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation, Installer
 from harness.stack.stack import Stack, StackConfig
 
 if TYPE_CHECKING:
+    from harness.deployment import Deployment
     from harness.manifest import WorkflowUnderTest
 
 
@@ -69,7 +69,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 BUNDLED_WORKFLOWS = Path(__file__).resolve().parent.parent / "workflows_under_test"
 
-ChaosDeployments = dict[str, tuple["WorkflowUnderTest", DeployedWorkflow]]
+ChaosDeployments = dict[str, tuple["WorkflowUnderTest", "Deployment"]]
 
 
 def _workflows_dir(config: pytest.Config) -> Path:
@@ -83,7 +83,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from harness.cases import matrix
     from harness.manifest import discover
 
-    cases = matrix(discover(_workflows_dir(metafunc.config)))
+    config = metafunc.config
+    repeat = config.getoption("--chaos-repeat", default=None)
+    workers = config.getoption("--n8n-workers") or StackConfig().workers
+    cases = matrix(discover(_workflows_dir(config)), repeat=repeat, workers=workers)
     metafunc.parametrize("chaos_case", cases, ids=[c.id for c in cases], scope="function")
 
 
@@ -104,12 +107,11 @@ def chaos_workflows(pytestconfig: pytest.Config) -> list[WorkflowUnderTest]:
 def chaos_deployments(
     n8n_stack: Stack, chaos_workflows: list[WorkflowUnderTest]
 ) -> ChaosDeployments:
-    """Each workflow under test, its ledger schema applied, deployed once per session."""
-    deployed: ChaosDeployments = {}
-    for workflow in chaos_workflows:
-        n8n_stack.apply_ledger_schema(workflow.ledger_schema_sql)
-        deployed[workflow.name] = (workflow, n8n_stack.deploy(workflow.workflow))
-    return deployed
+    """Each workflow under test (with its ledger schema, Error Workflow and reconciler),
+    deployed once per session."""
+    from harness.deployment import deploy_under_test
+
+    return {w.name: (w, deploy_under_test(n8n_stack, w)) for w in chaos_workflows}
 
 
 def _reporter_line(config: pytest.Config, message: str) -> None:

@@ -1,191 +1,55 @@
-"""Run one case: reset, drive the crash point (which injects the fault), heal, settle,
-collect the evidence, judge it. Data flows one way: case -> stack + fault -> workload ->
-ledgers -> oracle -> evidence on disk (the report reads that)."""
+"""Run one case end to end, in phases: prepare, deliver (the crash point strikes meanwhile),
+await the fault, heal, settle, later deliveries, reconcile, collect, judge.
+
+Data flows one way: case -> stack + fault -> workload -> ledgers -> oracle -> evidence on
+disk. The evidence file is rewritten at every phase and the history is appended as it
+happens, so a harness that dies mid-case still leaves what happened. The engine never
+branches on a fault's kind: the plug-ins carry their own behaviour and proofs.
+"""
 
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import psycopg
 
-from harness.errors import HarnessError, ServiceStartTimeout
-from harness.faults import Fault, FaultContext
-from harness.journal import Journal
-from harness.oracle import UNRESOLVED_LEDGER_STATES, CommitRow, Evidence, Judgement, judge
-from harness.stack.readiness import Readiness, wait_ready
-from harness.workload import (
-    BackgroundDelivery,
-    Delivery,
-    DeliveryAttempt,
-    History,
-    Sender,
-    SenderPolicy,
+from harness.case_run import CaseRun
+from harness.crashpoints import CrashPoint, get_crashpoint
+from harness.deliveries import DeliveryPlan, get_delivery
+from harness.deliveries.changed_payload import CHANGED
+from harness.errors import HarnessError
+from harness.faults import get_fault
+from harness.oracle import (
+    UNRESOLVED_LEDGER_STATES,
+    AttemptRow,
+    CommitRow,
+    Evidence,
+    Judgement,
+    Proof,
+    judge,
 )
+from harness.settle import SettleResult
+from harness.workload import DeliveryAttempt
 
 if TYPE_CHECKING:
+    from fake_providers.payment import Commit
     from harness.cases import Case
+    from harness.deployment import Deployment
     from harness.manifest import WorkflowUnderTest
-    from harness.stack.deploy import DeployedWorkflow
     from harness.stack.stack import Stack
 
-SETTLE_DEADLINE_S = 120.0
-EXECUTION_SETTLE_S = 45.0
-HEAL_DEADLINE_S = 240.0  # a heal may restart every n8n process
-
-
-@dataclass
-class CaseRun:
-    """Everything a crash point needs while it drives one case."""
-
-    case: Case
-    stack: Stack
-    workflow: WorkflowUnderTest
-    deployed: DeployedWorkflow
-    fault: Fault
-    key: str
-    body: dict[str, Any]
-    journal: Journal = field(default_factory=Journal)
-    history: History = field(default_factory=History)
-    known_executions: set[str] = field(default_factory=set)
-    _heal_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _timed_heal_started: threading.Event = field(default_factory=threading.Event, repr=False)
-    _timed_heal_done: threading.Event = field(default_factory=threading.Event, repr=False)
-    ctx: FaultContext = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.ctx = FaultContext(self.stack, self.journal, self.key)
-
-    # -- delivery --------------------------------------------------------------------
-    def sender(self, retry: bool | None = None) -> Sender:
-        """The event's sender; it retries what is not definite unless the case says no."""
-        assert self.deployed.webhook_url is not None
-        if retry is None:
-            retry = self.fault.delivery is not Delivery.OPERATOR_RETRY
-        return Sender(
-            self.deployed.webhook_url, self.workflow.method, self.history, SenderPolicy(retry=retry)
-        )
-
-    def heal_before_retry(self, attempt: DeliveryAttempt) -> None:
-        """The sender retries once the fault is healed: at once for an open-ended fault, at
-        the end of its duration for a timed one (a retry must not cut an outage short)."""
-        self.journal.record("delivery.retry", "sender", after_status=attempt.status)
-        if self.fault.duration_s is None:
-            self.heal()
-        else:
-            self.wait_timed_heal()
-
-    def deliver(self) -> DeliveryAttempt:
-        return self.sender().deliver(self.body, before_retry=self.heal_before_retry)
-
-    def start_delivery(self) -> BackgroundDelivery:
-        return BackgroundDelivery(self.sender(), self.body, before_retry=self.heal_before_retry)
-
-    def finish(self, delivery: BackgroundDelivery) -> None:
-        delivery.join(timeout_s=600)
-
-    # -- fault -----------------------------------------------------------------------
-    def inject(self) -> None:
-        self.fault.inject(self.ctx)
-        if self.fault.duration_s is not None:
-            self._timed_heal_started.set()
-            timer = threading.Timer(self.fault.duration_s, self._timed_heal)
-            timer.daemon = True
-            timer.start()
-
-    def wait_timed_heal(self) -> None:
-        """Block until a timed fault's own heal ran (no-op for other faults)."""
-        if self._timed_heal_started.is_set():
-            self._timed_heal_done.wait(timeout=(self.fault.duration_s or 0) + HEAL_DEADLINE_S)
-
-    def _timed_heal(self) -> None:
-        try:
-            self.heal()
-        finally:
-            self._timed_heal_done.set()
-
-    def heal(self) -> None:
-        # Heals come from the case, the sender's retry and a fault's timer: one at a time.
-        with self._heal_lock:
-            self.fault.heal(self.ctx)
-
-    # -- observation -----------------------------------------------------------------
-    def new_executions(self) -> list[dict[str, Any]]:
-        return [
-            e
-            for e in self.stack.executions(self.deployed.id)
-            if e["id"] not in self.known_executions
-        ]
-
-    def wait_running_execution(self, deadline_s: float = 60.0) -> str:
-        found: list[str] = []
-
-        def probe() -> bool:
-            running = [e["id"] for e in self.new_executions() if e["status"] == "running"]
-            found[:] = running
-            return bool(running)
-
-        wait_ready(Readiness("the case's execution to be running", probe), deadline_s)
-        return found[-1]
-
-    def find_target(self, execution_id: str, deadline_s: float = 30.0) -> int:
-        found: list[int] = []
-
-        def probe() -> bool:
-            worker = self.stack.worker_running(execution_id)
-            if worker is not None:
-                found.append(worker)
-            return worker is not None
-
-        wait_ready(Readiness(f"the worker running execution {execution_id}", probe), deadline_s)
-        self.ctx.target_worker = found[0]
-        self.journal.record("crashpoint.target", "worker", worker=found[0], execution=execution_id)
-        return found[0]
-
-    def ledger_state(self) -> str | None:
-        query = self.workflow.ledger_state_query
-        if query is None:
-            return None
-        with psycopg.connect(self.stack.ledger_dsn) as conn:
-            row = conn.execute(query.encode(), {"key": self.key}).fetchone()
-        return None if row is None else str(row[0])
-
-    def settle(self) -> None:
-        """Wait until nothing of this case is in flight at the provider (a harness error if
-        that never happens), then until n8n has finished its executions: one that is still
-        new/running after the deadline is what n8n does, recorded as a finding."""
-        control = self.stack.require_provider().control
-
-        def provider_quiet() -> bool:
-            attempts = control.attempts(reference=self.key)
-            return not [a for a in attempts if a.outcome == "in_flight"]
-
-        def n8n_quiet() -> bool:
-            return not self.stuck_executions()
-
-        wait_ready(
-            Readiness("the provider to finish the case's requests", provider_quiet),
-            SETTLE_DEADLINE_S,
-        )
-        try:
-            wait_ready(
-                Readiness("n8n to finish the case's executions", n8n_quiet), EXECUTION_SETTLE_S
-            )
-        except ServiceStartTimeout:
-            self.journal.record(
-                "finding",
-                "execution never finished",
-                executions=self.stuck_executions(),
-                note=f"still new/running {EXECUTION_SETTLE_S:.0f} s after the faults healed",
-            )
-
-    def stuck_executions(self) -> list[str]:
-        return [e["id"] for e in self.new_executions() if e["status"] in ("new", "running")]
+DELIVERY_S = 300.0  # the sender's own attempts (6 x 30 s + pacing) end well before
+FAULT_MEET_S = 60.0  # a planted fault waits this long for the effect request to meet it
+SETTLE_S = 90.0
+RECONCILER_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -194,6 +58,44 @@ class CaseResult:
     judgement: Judgement
     evidence: Evidence
     evidence_path: Path
+
+
+class CaseAborted(HarnessError):
+    """The case could not be driven to its end; its evidence is on disk all the same."""
+
+
+@dataclass
+class CaseRecord:
+    """The case's evidence on disk, kept current phase by phase."""
+
+    directory: Path
+    doc: dict[str, Any]
+    phases: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def path(self) -> Path:
+        return self.directory / "evidence.json"
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        entry: dict[str, Any] = {"name": name, "started_at": time.time(), "ended_at": None}
+        self.phases.append(entry)
+        self.write()
+        try:
+            yield
+        finally:
+            entry["ended_at"] = time.time()
+            self.write()
+
+    def attempt(self, attempt: DeliveryAttempt) -> None:
+        with (self.directory / "history.jsonl").open("a") as out:
+            out.write(json.dumps(attempt.to_json()) + "\n")
+
+    def write(self, **more: Any) -> None:
+        self.doc.update(more, phases=self.phases)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.doc, indent=2, default=str) + "\n")
+        tmp.replace(self.path)
 
 
 def new_key(case_id: str) -> str:
@@ -210,115 +112,214 @@ def reset_stack(stack: Stack) -> None:
 
 
 def run_case(
-    case: Case, stack: Stack, workflow: WorkflowUnderTest, deployed: DeployedWorkflow
+    case: Case, stack: Stack, workflow: WorkflowUnderTest, deployment: Deployment
 ) -> CaseResult:
-    from harness.crashpoints import get_crashpoint
-
     reset_stack(stack)
     key = new_key(case.id)
+    plan = get_delivery(case.delivery)
+    point = get_crashpoint(case.crashpoint)
     run = CaseRun(
         case=case,
         stack=stack,
         workflow=workflow,
-        deployed=deployed,
-        fault=case.make_fault(),
+        deployment=deployment,
+        fault=get_fault(case.fault),
         key=key,
         body=workflow.render_body(key=key, event_id=f"evt-{key}"),
     )
-    run.known_executions = {e["id"] for e in stack.executions(deployed.id)}
-    log_marks = {p.name: p.log_size() for p in stack.processes}
+    run.known_executions = {e["id"] for w in run.workflow_ids() for e in stack.executions(w)}
     case_dir = stack.run.run_dir / "cases" / case.id
     case_dir.mkdir(parents=True, exist_ok=True)
-    started = time.time()
+    (case_dir / "history.jsonl").unlink(missing_ok=True)
+    record = CaseRecord(case_dir, _header(case, key))
+    run.history.sink = record.attempt
+    log_marks = {p.name: p.log_size() for p in stack.processes}
     failure: BaseException | None = None
-    proof: str | None = None
+    settled = SettleResult(settled=False, waited_s=0.0)
     try:
-        get_crashpoint(case.crashpoint).drive(run)
+        _deliver(run, plan, point, record)
+        settled = _aftermath(run, plan, record)
     except BaseException as exc:  # re-raised below, once the evidence is on disk
         failure = exc
         run.journal.record("harness.error", type(exc).__name__, message=str(exc)[:500])
-    finally:
-        # Before healing: a heal clears the provider's fault plan, part of the proof.
-        proof = run.fault.proof(run.ctx)
-        run.heal()
-        reset_stack(stack)
-        try:
-            run.settle()
-        except Exception as exc:
-            failure = failure or exc
-            run.journal.record("harness.error", "settle", message=str(exc)[:500])
-    evidence = collect(run, proof)
-    judgement = judge(evidence)
-    path = save(case_dir, run, evidence, judgement, started, log_marks)
+        with suppress(Exception):
+            run.heal()
+            reset_stack(stack)
+    with record.phase("collect"):
+        evidence = collect(run, plan, point, settled)
+        judgement = judge(evidence)
+    _finish(record, run, evidence, judgement, log_marks)
     if failure is not None:
         raise CaseAborted(
-            f"case {case.id} did not complete ({failure}); evidence kept in {path}"
+            f"case {case.id} did not complete ({failure}); evidence kept in {record.path}"
         ) from failure
-    return CaseResult(case.id, judgement, evidence, path)
+    return CaseResult(case.id, judgement, evidence, record.path)
 
 
-class CaseAborted(HarnessError):
-    """The case could not be driven to its end; its evidence is on disk all the same."""
+def _deliver(run: CaseRun, plan: DeliveryPlan, point: CrashPoint, record: CaseRecord) -> None:
+    try:
+        with record.phase("prepare"):
+            run.fault.prepare(run.ctx)
+            point.arm(run)
+        with record.phase("deliver"):
+            delivery = plan.start(run)
+            point.strike(run, delivery)
+            if not delivery.join(DELIVERY_S):
+                run.journal.record("deadline.expired", "the first delivery", deadline_s=DELIVERY_S)
+    finally:
+        point.disarm(run)
 
 
-def collect(run: CaseRun, proof: str | None) -> Evidence:
-    control = run.stack.require_provider().control
-    commits = control.commits(reference=run.key)
-    crash_proof = [e for e in run.journal.entries if e.kind == "crashpoint.landed"]
-    landed = proof is not None and (run.case.crashpoint in ("none",) or bool(crash_proof))
-    attempts = run.history.attempts
-    return Evidence(
-        key=run.key,
-        commits=[
-            CommitRow(c.effect_id, c.attempt_no, c.committed_at, c.idempotency_key) for c in commits
-        ],
-        acknowledged=run.history.acknowledged,
-        attempts_ok=sum(a.outcome == "ok" for a in attempts),
-        attempts_info=sum(a.outcome == "info" for a in attempts),
-        attempts_fail=sum(a.outcome == "fail" for a in attempts),
-        ledger_state=run.ledger_state(),
-        ledger_unresolved_states=sorted(
-            run.workflow.ledger_unknown_states or UNRESOLVED_LEDGER_STATES
-        ),
-        fault_landed=landed,
-        landing_proof="; ".join(filter(None, [proof, *(str(e.data) for e in crash_proof)]))
-        or "no journal entry proves the fault landed in its window",
-        execution_ids=[e["id"] for e in run.new_executions()],
+def _aftermath(run: CaseRun, plan: DeliveryPlan, record: CaseRecord) -> SettleResult:
+    with record.phase("await fault"):
+        # An acknowledge-first workflow answered before its effect: the planted fault stays
+        # until the effect request met it, or the work is over without meeting it.
+        run.wait_for(
+            "the fault to meet the effect request",
+            lambda: run.fault.met(run.ctx),
+            FAULT_MEET_S,
+            give_up=run.work_over,
+        )
+    with record.phase("heal"):
+        run.heal()
+        run.wait_timed_heal()
+        reset_stack(run.stack)
+    with record.phase("settle"):
+        settled = run.settle(SETTLE_S, "first delivery")
+    with record.phase("later deliveries"):
+        if plan.after_settle(run):
+            settled = run.settle(SETTLE_S, "later deliveries")
+    if run.deployment.reconciler is not None and run.workflow.reconciler is not None:
+        with record.phase("reconcile"):
+            _reconcile(run)
+            settled = run.settle(SETTLE_S, "reconciler")
+    return settled
+
+
+def _reconcile(run: CaseRun) -> None:
+    """Run the workflow's reconciler once, as an operator's scheduled job would."""
+    spec, deployed = run.workflow.reconciler, run.deployment.reconciler
+    assert spec is not None and deployed is not None and deployed.webhook_url is not None
+    body = spec.render_body(key=run.key, event_id=f"evt-{run.key}")
+    try:
+        answer = httpx.request(
+            spec.method, deployed.webhook_url, json=body, timeout=RECONCILER_TIMEOUT_S
+        )
+        run.journal.record(
+            "reconciler.run", deployed.name, status=answer.status_code, body=answer.text[:300]
+        )
+    except httpx.HTTPError as exc:
+        run.journal.record("reconciler.run", deployed.name, error=f"{type(exc).__name__}: {exc}")
+
+
+def _commit_row(c: Commit) -> CommitRow:
+    return CommitRow(
+        c.effect_id, c.attempt_no, c.committed_at, c.idempotency_key, c.reference, str(c.effect)
     )
 
 
-def save(
-    case_dir: Path,
+def _effect_id(attempt: DeliveryAttempt, workflow: WorkflowUnderTest) -> str | None:
+    if attempt.outcome != "ok":
+        return None
+    try:
+        return workflow.effect_id_in(json.loads(attempt.detail))
+    except ValueError:
+        return None
+
+
+def collect(run: CaseRun, plan: DeliveryPlan, point: CrashPoint, settled: SettleResult) -> Evidence:
+    wut = run.workflow
+    control = run.stack.require_provider().control
+    effect = str(wut.effect.provider_effect)
+    in_window = [c for c in control.commits() if c.committed_at >= run.started_at]
+    mine = [c for c in in_window if c.reference == run.key and str(c.effect) == effect]
+    stray = [c for c in in_window if c not in mine]
+    attempts = control.attempts(reference=run.key)
+    proofs = [
+        Proof("delivery", plan.name, *_held(plan.proof())),
+        Proof("fault", run.fault.name, *_held(run.fault.proof(run.ctx))),
+        Proof("crashpoint", point.name, *_held(point.proof())),
+    ]
+    effect_possible = run.fault.effect_possible
+    return Evidence(
+        key=run.key,
+        promise=str(wut.promise),
+        effect=effect,
+        commits=[_commit_row(c) for c in mine],
+        attempts=[
+            AttemptRow(
+                a.delivery,
+                a.outcome,
+                a.status,
+                _effect_id(a, wut),
+                changed_payload=a.delivery == CHANGED,
+            )
+            for a in run.history.attempts
+        ],
+        proofs=proofs,
+        stray_commits=[_commit_row(c) for c in stray],
+        declined=any(str(a.outcome) == "declined_402" for a in attempts),
+        effect_possible=effect_possible,
+        ledger_state=run.ledger_state(),
+        ledger_done_state=wut.ledger_done_state,
+        ledger_unknown_states=sorted(wut.ledger_unknown_states or UNRESOLVED_LEDGER_STATES),
+        ledger_failed_states=sorted(wut.ledger_failed_states),
+        error_workflow_runs=_error_runs(run) if not effect_possible else None,
+        settled=settled.settled,
+        live_executions=settled.live,
+        execution_ids=[e["id"] for e in run.executions()],
+    )
+
+
+def _held(fact: str | None) -> tuple[bool, str]:
+    return (True, fact) if fact is not None else (False, "no outside fact shows it landed")
+
+
+def _error_runs(run: CaseRun) -> int | None:
+    spec = run.workflow.error_workflow
+    if spec is None:
+        return None
+    with psycopg.connect(run.stack.ledger_dsn) as conn:
+        row = conn.execute(spec.runs_query.encode(), {"key": run.key}).fetchone()
+    return int(row[0]) if row is not None and row[0] is not None else 0
+
+
+def _header(case: Case, key: str) -> dict[str, Any]:
+    return {
+        "case": case.id,
+        "workflow": case.workflow,
+        "delivery": case.delivery,
+        "fault": case.fault,
+        "crashpoint": case.crashpoint,
+        "run": case.run_no,
+        "key": key,
+        "expected": sorted(v.value for v in case.expected),
+        "started_at": time.time(),
+    }
+
+
+def _finish(
+    record: CaseRecord,
     run: CaseRun,
     evidence: Evidence,
     judgement: Judgement,
-    started: float,
     log_marks: dict[str, int],
-) -> Path:
+) -> None:
     """Write everything a failed case needs to be understood (and re-judged offline)."""
     control = run.stack.require_provider().control
-    doc = {
-        "case": run.case.id,
-        "workflow": run.workflow.name,
-        "fault": run.case.fault,
-        "crashpoint": run.case.crashpoint,
-        "expected": sorted(v.value for v in run.case.expected),
-        "verdict": judgement.verdict.value,
-        "explanation": judgement.explanation,
-        "started_at": started,
-        "ended_at": time.time(),
-        "evidence": evidence.to_json(),
-        "history": run.history.to_json(),
-        "journal": run.journal.to_json(),
-        "provider_attempts": [
-            a.__dict__ | {"outcome": str(a.outcome)} for a in control.attempts(reference=run.key)
-        ],
-        "executions": run.new_executions(),
-    }
-    path = case_dir / "evidence.json"
-    path.write_text(json.dumps(doc, indent=2, default=str) + "\n")
-    logs = case_dir / "logs"
+    logs = record.directory / "logs"
     logs.mkdir(exist_ok=True)
     for proc in run.stack.processes:
         (logs / f"{proc.name}.log").write_text(proc.log_since(log_marks.get(proc.name, 0)))
-    return path
+    record.write(
+        verdict=judgement.verdict.value,
+        explanation=judgement.explanation,
+        ended_at=time.time(),
+        evidence=evidence.to_json(),
+        history=run.history.to_json(),
+        journal=run.journal.to_json(),
+        provider_attempts=[
+            a.__dict__ | {"outcome": str(a.outcome)} for a in control.attempts(reference=run.key)
+        ],
+        executions=run.executions(),
+    )

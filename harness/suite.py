@@ -1,6 +1,7 @@
 """The crash matrix as a pytest test. The plugin parametrizes ``chaos_case`` with every case
 of the workflows found (bundled, or ``--chaos-workflows DIR``); ids read
-``<workflow>-<fault>-<crash point>``, so one case reruns with its node id or ``-k``."""
+``<workflow>-<delivery>-<fault>-<crash point>[-r<run>]``, so one case reruns with its node id
+or ``-k``."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ def test_exactly_once(
     chaos_case: Case, n8n_stack: Stack, chaos_deployments: ChaosDeployments
 ) -> None:
     label_case(chaos_case)
-    workflow, deployed = chaos_deployments[chaos_case.workflow]
-    result = run_case(chaos_case, n8n_stack, workflow, deployed)
+    workflow, deployment = chaos_deployments[chaos_case.workflow]
+    result = run_case(chaos_case, n8n_stack, workflow, deployment)
     attach_result(result)
     verdict = result.judgement.verdict
     where = f"evidence: {result.evidence_path}"

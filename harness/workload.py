@@ -13,21 +13,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from typing import Any, Literal
 
 import httpx
 
 Outcome = Literal["ok", "fail", "info"]
-
-
-class Delivery(StrEnum):
-    """How the event reaches the workflow in a case (the sender's side of a fault)."""
-
-    SENDER_RETRY = "sender_retry"  # one delivery, retried by the sender on timeout/5xx/409
-    CONCURRENT = "concurrent"  # N identical deliveries at once, each retried
-    REDELIVER = "redeliver"  # a completed delivery, sent again later (the crash point says when)
-    OPERATOR_RETRY = "operator_retry"  # no sender retry; an operator retries the execution
 
 
 _RETRYABLE_4XX = (408, 409, 425, 429)
@@ -62,11 +52,16 @@ class History:
     """Every attempt of every delivery of one case, in completion order (thread-safe)."""
 
     attempts: list[DeliveryAttempt] = field(default_factory=list)
+    # Called with each attempt as it ends (the runner appends it to the case's evidence on
+    # disk at once, so a harness that dies mid-case still leaves the history).
+    sink: Callable[[DeliveryAttempt], None] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, attempt: DeliveryAttempt) -> None:
         with self._lock:
             self.attempts.append(attempt)
+            if self.sink is not None:
+                self.sink(attempt)
 
     @property
     def acknowledged(self) -> bool:
@@ -101,7 +96,7 @@ class Sender:
                 self.method, self.url, json=body, timeout=self.policy.attempt_timeout_s
             )
             status = response.status_code
-            detail = response.text[:300]
+            detail = response.text[:2000]
         except httpx.HTTPError as exc:
             detail = f"{type(exc).__name__}: {exc}"[:300]
         result = DeliveryAttempt(
@@ -138,7 +133,7 @@ class Sender:
         lock = threading.Lock()
 
         def one(index: int) -> None:
-            gate.wait(timeout=30)
+            gate.wait(timeout=30)  # a barrier: all copies leave together
             last = self.deliver(body, delivery=f"dup{index + 1}")
             with lock:
                 results.append(last)
@@ -152,34 +147,26 @@ class Sender:
 
 
 class BackgroundDelivery:
-    """A delivery running in a thread, so the harness can act at a crash point meanwhile."""
+    """Deliveries running in a thread, so the harness can act at a crash point meanwhile."""
 
-    def __init__(
-        self,
-        sender: Sender,
-        body: dict[str, Any],
-        before_retry: Callable[[DeliveryAttempt], None] | None = None,
-    ) -> None:
-        self.result: DeliveryAttempt | None = None
+    def __init__(self, send: Callable[[], object]) -> None:
         self.error: BaseException | None = None
-        self._thread = threading.Thread(
-            target=self._run, args=(sender, body, before_retry), daemon=True
-        )
+        self._thread = threading.Thread(target=self._run, args=(send,), daemon=True)
         self._thread.start()
 
-    def _run(
-        self,
-        sender: Sender,
-        body: dict[str, Any],
-        before_retry: Callable[[DeliveryAttempt], None] | None,
-    ) -> None:
+    def _run(self, send: Callable[[], object]) -> None:
         try:
-            self.result = sender.deliver(body, before_retry=before_retry)
+            send()
         except BaseException as exc:  # reported by join(), never lost
             self.error = exc
 
-    def join(self, timeout_s: float) -> DeliveryAttempt | None:
+    @property
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def join(self, timeout_s: float) -> bool:
+        """Wait for the deliveries to end (True) or the deadline (False); re-raises their error."""
         self._thread.join(timeout=timeout_s)
         if self.error is not None:
             raise self.error
-        return self.result
+        return not self._thread.is_alive()

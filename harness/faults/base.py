@@ -1,23 +1,30 @@
-"""The fault interface: one small module per kind, registered by name (Toxiproxy's toxics/).
+"""The fault interface (Jepsen's nemesis): one small module per kind, registered by name
+(Toxiproxy's toxics/). A fault says WHAT breaks; the crash point says WHEN, the delivery plan
+HOW the event is sent.
 
 A fault may act at three moments, each optional, and must be undoable:
-- ``prepare``: before the delivery (a toxic or a provider fault that must already be there);
+- ``prepare``: before the delivery (a fault the provider must already hold for the effect);
 - ``inject``:  at the crash point, when the harness holds the request in its window;
 - ``heal``:    undo everything; called before the sender's first retry and again at the end,
                so it must be idempotent.
-A fault whose ``duration_s`` is set is healed by the runner that long after ``inject``.
-Every action is written to the journal with a timestamp.
+``met`` says whether a prepared fault has met its target yet (the engine waits for it before
+healing, so an acknowledge-first workflow meets the fault too); ``proof`` names the fact
+outside the harness that shows it landed (a process's exit by SIGKILL, the provider's hit
+count), or None. A fault whose ``duration_s`` is set is healed that long after ``inject``.
+
+What a fault pairs with is data on the class: the crash points it can strike at, the delivery
+plans it can run under (None: any), what it needs from the workflow, and whether it loses the
+sender's answer after the effect committed (where a workflow that promises nothing breaks).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from harness.errors import ConfigError
 from harness.journal import Journal
 from harness.registry import Registry
-from harness.workload import Delivery
 
 if TYPE_CHECKING:
     from harness.stack.stack import Stack
@@ -28,6 +35,7 @@ class FaultContext:
     stack: Stack
     journal: Journal
     reference: str  # the business key of the case
+    effect: str = "charge"  # the provider effect kind the workflow performs (charge | email)
     target_worker: int | None = None  # set by the crash point: the worker running the execution
 
     def target(self) -> int:
@@ -42,11 +50,11 @@ class FaultContext:
 class Fault(Protocol):
     name: str
     duration_s: float | None
-    delivery: Delivery
-
-    def proof(self, ctx: FaultContext) -> str | None:
-        """Why we know the fault landed, or None if it did not (then: NO-EVIDENCE)."""
-        ...
+    crashpoints: ClassVar[tuple[str, ...]]
+    deliveries: ClassVar[tuple[str, ...] | None]
+    needs: ClassVar[frozenset[str]]
+    loses_answer: ClassVar[bool]
+    effect_possible: ClassVar[bool]
 
     def prepare(self, ctx: FaultContext) -> None: ...
 
@@ -54,17 +62,22 @@ class Fault(Protocol):
 
     def heal(self, ctx: FaultContext) -> None: ...
 
-
-class NoAction:
-    """Mixin with the moments a fault does not use (each fault overrides what it needs)."""
-
-    duration_s: float | None = None
-    delivery: Delivery = Delivery.SENDER_RETRY
+    def met(self, ctx: FaultContext) -> bool: ...
 
     def proof(self, ctx: FaultContext) -> str | None:
-        """Default: the fault landed if the journal shows it was injected."""
-        entries = [e for e in ctx.journal.entries if e.kind == "fault.inject"]
-        return f"injected at {entries[0].at:.3f}: {entries[0].data}" if entries else None
+        """The outside fact that shows the fault landed, or None if it did not."""
+        ...
+
+
+class NoAction:
+    """Defaults for the moments a fault does not use (each fault overrides what it needs)."""
+
+    duration_s: float | None = None
+    crashpoints: ClassVar[tuple[str, ...]] = ("none",)
+    deliveries: ClassVar[tuple[str, ...] | None] = None
+    needs: ClassVar[frozenset[str]] = frozenset()
+    loses_answer: ClassVar[bool] = False
+    effect_possible: ClassVar[bool] = True  # False: the scenario makes the effect impossible
 
     def prepare(self, ctx: FaultContext) -> None:
         del ctx
@@ -75,6 +88,17 @@ class NoAction:
     def heal(self, ctx: FaultContext) -> None:
         del ctx
 
+    def met(self, ctx: FaultContext) -> bool:
+        del ctx
+        return True
+
+    def proof(self, ctx: FaultContext) -> str | None:
+        del ctx
+        return None
+
+
+# The crash points a fault on a process can strike at: the worker's windows around the effect.
+PROCESS_WINDOWS = ("before_send", "after_commit", "after_response", "in_ledger_write")
 
 FAULTS: Registry[Fault] = Registry("fault")
 register = FAULTS.register

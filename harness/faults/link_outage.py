@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from typing import ClassVar
 
 from harness.faults.base import FaultContext, NoAction, register
 from harness.stack.n8n import N8nProcess
@@ -37,16 +38,26 @@ class LinkOutage(NoAction):
     name: str
     links: Callable[[FaultContext], list[Proxy]]
     duration_s: float | None = None
+    loses_answer: bool = True  # type: ignore[misc]  # per instance: a blip is ridden out
+    crashpoints: ClassVar[tuple[str, ...]] = ("after_commit",)
     # If set, the heal returns only once every n8n process that lost the link says it is
     # back: what happens next then happens on a reconnected stack, every run.
     reconnection: Reconnection | None = None
     _log_marks: dict[str, int] = field(default_factory=dict)
+    _down: list[str] = field(default_factory=list)
+
+    def proof(self, ctx: FaultContext) -> str | None:
+        del ctx
+        return f"Toxiproxy reported {', '.join(self._down)} disabled" if self._down else None
 
     def inject(self, ctx: FaultContext) -> None:
         self._log_marks = {p.name: p.process.log_size() for p in ctx.stack.n8n_processes}
         proxies = self.links(ctx)
         for proxy in proxies:
             proxy.disable()
+        # Toxiproxy's own word that the links are down, read back from its API.
+        down = [p.name for p in proxies if not ctx.stack.toxiproxy.proxy(p.name).enabled]
+        self._down.extend(down)
         ctx.journal.record(
             "fault.inject", self.name, links=[p.name for p in proxies], duration_s=self.duration_s
         )
@@ -83,7 +94,9 @@ def _postgres_links(ctx: FaultContext) -> list[Proxy]:
 
 
 register("redis_blip")(
-    lambda: LinkOutage("redis_blip", _redis_links, 2.0, reconnection=REDIS_RECONNECTION)
+    lambda: LinkOutage(
+        "redis_blip", _redis_links, 2.0, loses_answer=False, reconnection=REDIS_RECONNECTION
+    )
 )
 register("redis_outage")(lambda: LinkOutage("redis_outage", _redis_links, 14.0))
 register("postgres_cut")(lambda: LinkOutage("postgres_cut", _postgres_links, 8.0))

@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
+import signal
+
 from harness.faults.base import FaultContext, NoAction, register
 
 
 @register("main_kill")
 class MainKill(NoAction):
     name = "main_kill"
+    crashpoints = ("after_commit",)
+    loses_answer = True
+
+    def __init__(self) -> None:
+        self.exit_code: int | None = None
 
     def inject(self, ctx: FaultContext) -> None:
         main = ctx.stack.main
         ctx.journal.record("fault.inject", self.name, pid=main.pid)
         main.kill()
+        self.exit_code = main.process.last_returncode
 
     def heal(self, ctx: FaultContext) -> None:
         if not ctx.stack.main.process.running:
             took = ctx.stack.main.restart()
             ctx.journal.record("fault.heal", self.name, ready_s=took)
+
+    def proof(self, ctx: FaultContext) -> str | None:
+        del ctx
+        return "main exited by SIGKILL (wait status)" if self.exit_code == -signal.SIGKILL else None

@@ -1,4 +1,4 @@
-"""The control case: no fault at all. It must PASS for every workflow."""
+"""The control case: no fault at all. It must PASS for every workflow that promises anything."""
 
 from __future__ import annotations
 

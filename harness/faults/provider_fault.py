@@ -1,9 +1,20 @@
-"""Faults the provider injects into the first attempt for the case's key (its fault plan):
-slower than the HTTP node's timeout after committing, or a 500 after committing."""
+"""Faults the provider applies to the workflow's effect request itself (its fault plan, for
+the case's reference and the workflow's effect kind only: a lookup never meets them).
+
+- response_drop: commit, then close the connection without an answer (the answer is lost);
+- provider_slow: commit, then hang 15 s, past the HTTP node's 10 s timeout;
+- provider_5xx:  commit, then answer 500;
+- provider_down: every attempt fails with 500 before committing; one delivery, no sender
+                 retry: n8n's own retries run out and the workflow's Error Workflow must run.
+
+The fault stays planted until an effect request met it (``met``), also when the workflow
+acknowledged the sender first; the provider's hit count is the proof.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from fake_providers.payment import FaultKind
 from harness.faults.base import FaultContext, NoAction, register
@@ -14,30 +25,48 @@ class ProviderFault(NoAction):
     name: str
     kind: FaultKind
     hang_ms: int = 0
+    every_attempt: bool = False
+    loses_answer: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        self.hits = 0
 
     def prepare(self, ctx: FaultContext) -> None:
         control = ctx.stack.require_provider().control
         fault = control.add_fault(
-            self.kind, reference_prefix=ctx.reference, attempts=(1,), hang_ms=self.hang_ms or 30000
+            self.kind,
+            reference_prefix=ctx.reference,
+            effect=ctx.effect,
+            attempts=None if self.every_attempt else (1,),
+            hang_ms=self.hang_ms or 30000,
         )
         ctx.journal.record(
             "fault.inject", self.name, provider_fault=fault.id, fault_kind=str(self.kind)
         )
 
-    def heal(self, ctx: FaultContext) -> None:
-        # The plan's hit counts are the proof; read them before the plan is cleared.
+    def met(self, ctx: FaultContext) -> bool:
         control = ctx.stack.require_provider().control
         hits = sum(f.hits for f in control.faults() if f.reference_prefix == ctx.reference)
-        if hits:
-            ctx.journal.record("fault.landed", self.name, provider_hits=hits)
-        control.clear_faults()
+        self.hits = max(self.hits, hits)
+        return self.hits > 0
+
+    def heal(self, ctx: FaultContext) -> None:
+        self.met(ctx)  # the plan's hit counts are the proof: read them before clearing it
+        ctx.stack.require_provider().control.clear_faults()
 
     def proof(self, ctx: FaultContext) -> str | None:
-        self.heal(ctx)  # idempotent; records the hits if the plan is still there
-        landed = [e for e in ctx.journal.entries if e.kind == "fault.landed"]
-        if not landed:
+        del ctx
+        if not self.hits:
             return None
-        return f"provider applied {self.kind} to {landed[0].data['provider_hits']} attempt(s)"
+        return f"the provider applied {self.kind} to {self.hits} effect attempt(s)"
+
+
+@dataclass
+class ProviderDown(ProviderFault):
+    deliveries: ClassVar[tuple[str, ...] | None] = ("once",)
+    needs: ClassVar[frozenset[str]] = frozenset({"error_workflow"})
+    loses_answer: ClassVar[bool] = False
+    effect_possible: ClassVar[bool] = False
 
 
 # The HTTP nodes of the bundled workflows time out after 10 s; the provider hangs 15 s.
@@ -45,3 +74,7 @@ register("provider_slow")(
     lambda: ProviderFault("provider_slow", FaultKind.COMMIT_THEN_HANG, hang_ms=15000)
 )
 register("provider_5xx")(lambda: ProviderFault("provider_5xx", FaultKind.COMMIT_THEN_ERROR))
+register("response_drop")(lambda: ProviderFault("response_drop", FaultKind.COMMIT_THEN_CLOSE))
+register("provider_down")(
+    lambda: ProviderDown("provider_down", FaultKind.ERROR_BEFORE_COMMIT, every_attempt=True)
+)

@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
-from harness.faults.base import FaultContext, NoAction, register
+import signal
+
+from harness.faults.base import PROCESS_WINDOWS, FaultContext, NoAction, register
 
 
 @register("worker_kill")
 class WorkerKill(NoAction):
     name = "worker_kill"
+    crashpoints = PROCESS_WINDOWS
+    needs = frozenset({"second_worker"})  # a live worker's stall sweep fails the dead one's job
+    loses_answer = True
+
+    def __init__(self) -> None:
+        self.killed: list[tuple[str, int | None]] = []
 
     def inject(self, ctx: FaultContext) -> None:
         worker = ctx.stack.workers[ctx.target()]
         ctx.journal.record("fault.inject", self.name, worker=worker.name, pid=worker.pid)
         worker.kill()
+        # The OS's word, not ours: the reaped child's status says it died of SIGKILL.
+        self.killed.append((worker.name, worker.process.last_returncode))
 
     def heal(self, ctx: FaultContext) -> None:
         for worker in ctx.stack.workers:
             if not worker.process.running:
                 took = worker.restart()
                 ctx.journal.record("fault.heal", self.name, worker=worker.name, ready_s=took)
+
+    def proof(self, ctx: FaultContext) -> str | None:
+        del ctx
+        dead = [name for name, code in self.killed if code == -signal.SIGKILL]
+        return f"{', '.join(dead)} exited by SIGKILL (wait status)" if dead else None

@@ -6,20 +6,45 @@ the job although the paused worker will go on with it once resumed.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from harness.faults.base import FaultContext, NoAction, register
+
+
+def _proc_state(pid: int | None) -> str | None:
+    """The kernel's state letter of a process (T = stopped), or None if it is gone."""
+    if pid is None:
+        return None
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[0]
 
 
 @register("worker_pause")
 class WorkerPause(NoAction):
     name = "worker_pause"
+    crashpoints = ("after_commit",)
+    needs = frozenset({"second_worker"})
+    loses_answer = True
+
+    def __init__(self) -> None:
+        self.stopped: list[str] = []
 
     def inject(self, ctx: FaultContext) -> None:
         worker = ctx.stack.workers[ctx.target()]
         ctx.journal.record("fault.inject", self.name, worker=worker.name, pid=worker.pid)
         worker.pause()
+        if _proc_state(worker.pid) == "T":  # the kernel says it is stopped
+            self.stopped.append(f"{worker.name} (pid {worker.pid}) in state T")
 
     def heal(self, ctx: FaultContext) -> None:
         for worker in ctx.stack.workers:
             if worker.process.paused:
                 worker.resume()
                 ctx.journal.record("fault.heal", self.name, worker=worker.name)
+
+    def proof(self, ctx: FaultContext) -> str | None:
+        del ctx
+        return f"/proc showed {', '.join(self.stopped)}" if self.stopped else None

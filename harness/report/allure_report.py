@@ -17,14 +17,21 @@ if TYPE_CHECKING:
     from harness.cases import Case
     from harness.runner import CaseResult
 
+_VIOLATIONS = {
+    "DUPLICATE": "Duplicate effect",
+    "CONTRADICTED": "Sender told the opposite of the truth",
+    "STRAY": "Commit nobody accounts for",
+    "LOST": "Lost effect",
+    "NOT-DONE": "Effect never happened",
+    "UNHANDLED": "Error Workflow did not handle it",
+    "UNRECONCILED": "Unreconciled effect",
+    "STUCK": "Never settled (n8n finding)",
+}
 CATEGORIES = [
-    {"name": "Duplicate effect", "messageRegex": ".*DUPLICATE.*", "matchedStatuses": ["failed"]},
-    {"name": "Lost effect", "messageRegex": ".*LOST.*", "matchedStatuses": ["failed"]},
-    {
-        "name": "Unreconciled effect",
-        "messageRegex": ".*UNRECONCILED.*",
-        "matchedStatuses": ["failed"],
-    },
+    *(
+        {"name": name, "messageRegex": f"(?s).*{verdict} where .*", "matchedStatuses": ["failed"]}
+        for verdict, name in _VIOLATIONS.items()
+    ),
     {
         "name": "Harness error: fault never landed",
         "messageRegex": ".*NO-EVIDENCE.*",
@@ -37,14 +44,16 @@ CATEGORIES = [
 def label_case(case: Case) -> None:
     allure.dynamic.parent_suite("exactly-once matrix")
     allure.dynamic.suite(case.workflow)
-    allure.dynamic.sub_suite(case.fault)
-    allure.dynamic.tag(case.fault, case.crashpoint)
+    allure.dynamic.sub_suite(case.scenario.id)
+    allure.dynamic.tag(case.delivery, case.fault, case.crashpoint)
     allure.dynamic.label("workflow", case.workflow)
+    allure.dynamic.label("delivery", case.delivery)
     allure.dynamic.label("fault", case.fault)
     allure.dynamic.label("crashpoint", case.crashpoint)
     allure.dynamic.description(
-        f"Workflow **{case.workflow}**, fault **{case.fault}** at crash point "
-        f"**{case.crashpoint}**; expected: {', '.join(sorted(v.value for v in case.expected))}."
+        f"Workflow **{case.workflow}**, delivery **{case.delivery}**, fault **{case.fault}** "
+        f"at crash point **{case.crashpoint}** (run {case.run_no} of {case.runs}); expected: "
+        f"{', '.join(sorted(v.value for v in case.expected))}."
     )
 
 

@@ -1,0 +1,232 @@
+"""One case while it runs: the world the plug-ins act on (stack, fault, sender, journal).
+
+Delivery plans, faults and crash points only see a ``CaseRun``; the runner creates it, drives
+the phases and turns what was observed into evidence. Every wait here has a deadline; an
+expired one is written to the journal (``deadline.expired``) and returned to the caller.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+import redis
+
+from harness.faults import Fault, FaultContext
+from harness.journal import Journal
+from harness.settle import Activity, Settler, SettleResult, bull_execution_ids, latest_activity
+from harness.workload import BackgroundDelivery, DeliveryAttempt, History, Sender, SenderPolicy
+
+if TYPE_CHECKING:
+    from harness.cases import Case
+    from harness.deployment import Deployment
+    from harness.manifest import WorkflowUnderTest
+    from harness.stack.stack import Stack
+
+HEAL_DEADLINE_S = 240.0  # a heal may restart every n8n process
+POLL_S = 0.1
+
+
+@dataclass
+class CaseRun:
+    case: Case
+    stack: Stack
+    workflow: WorkflowUnderTest
+    deployment: Deployment
+    fault: Fault
+    key: str
+    body: dict[str, Any]
+    journal: Journal = field(default_factory=Journal)
+    history: History = field(default_factory=History)
+    started_at: float = field(default_factory=time.time)
+    known_executions: set[str] = field(default_factory=set)
+    _heal_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _timed_heal: threading.Timer | None = field(default=None, repr=False)
+    _timed_heal_done: threading.Event = field(default_factory=threading.Event, repr=False)
+    ctx: FaultContext = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ctx = FaultContext(
+            self.stack, self.journal, self.key, effect=str(self.workflow.effect.provider_effect)
+        )
+
+    # -- the sender ------------------------------------------------------------------
+    @property
+    def webhook_url(self) -> str:
+        url = self.deployment.main.webhook_url
+        assert url is not None, "a workflow under test is triggered by its webhook"
+        return url
+
+    def sender(self, retry: bool = True) -> Sender:
+        return Sender(
+            self.webhook_url, self.workflow.method, self.history, SenderPolicy(retry=retry)
+        )
+
+    def heal_before_retry(self, attempt: DeliveryAttempt) -> None:
+        """The sender retries once the fault is healed: at once for an open-ended fault, at
+        the end of its duration for a timed one (a retry must not cut an outage short)."""
+        self.journal.record("delivery.retry", "sender", after_status=attempt.status)
+        if self.fault.duration_s is None:
+            self.heal()
+        else:
+            self.wait_timed_heal()
+
+    def deliver(
+        self, body: dict[str, Any] | None = None, delivery: str = "d1", retry: bool = True
+    ) -> DeliveryAttempt:
+        return self.sender(retry).deliver(
+            self.body if body is None else body, delivery, before_retry=self.heal_before_retry
+        )
+
+    def start_delivery(self, retry: bool = True) -> BackgroundDelivery:
+        sender = self.sender(retry)
+        return BackgroundDelivery(
+            lambda: sender.deliver(self.body, before_retry=self.heal_before_retry)
+        )
+
+    # -- the fault -------------------------------------------------------------------
+    def inject(self) -> None:
+        self.fault.inject(self.ctx)
+        if self.fault.duration_s is not None:
+            self._timed_heal = threading.Timer(self.fault.duration_s, self._heal_on_timer)
+            self._timed_heal.daemon = True
+            self._timed_heal.start()
+
+    def wait_timed_heal(self, at_most_s: float | None = None) -> bool:
+        """Block until a timed fault's own heal ran (True), or ``at_most_s`` passed (False)."""
+        if self._timed_heal is None:
+            return True
+        limit = (self.fault.duration_s or 0) + HEAL_DEADLINE_S if at_most_s is None else at_most_s
+        return self._timed_heal_done.wait(timeout=limit)
+
+    def _heal_on_timer(self) -> None:
+        try:
+            self.heal()
+        finally:
+            self._timed_heal_done.set()
+
+    def heal(self) -> None:
+        # Heals come from the case, the sender's retry and a fault's timer: one at a time.
+        with self._heal_lock:
+            self.fault.heal(self.ctx)
+
+    # -- observation -----------------------------------------------------------------
+    def workflow_ids(self) -> list[str]:
+        """The workflow, its reconciler and its Error Workflow: the case waits for them all."""
+        return self.deployment.workflow_ids
+
+    def executions(self) -> list[dict[str, Any]]:
+        """Rows of the executions this case caused (of every workflow of the deployment)."""
+        rows: list[dict[str, Any]] = []
+        for workflow_id in self.workflow_ids():
+            rows += [
+                e
+                for e in self.stack.executions(workflow_id)
+                if e["id"] not in self.known_executions
+            ]
+        return rows
+
+    def wait_for(
+        self,
+        what: str,
+        probe: Callable[[], bool],
+        deadline_s: float,
+        give_up: Callable[[], bool] | None = None,
+    ) -> bool:
+        """Poll ``probe`` until true (True), or until ``give_up`` says it never will, or the
+        deadline passes (False; both journaled)."""
+        start = time.monotonic()
+        while True:
+            if probe():
+                return True
+            if give_up is not None and give_up():
+                self.journal.record(
+                    "wait.abandoned", what, after_s=round(time.monotonic() - start, 2)
+                )
+                return False
+            if time.monotonic() - start >= deadline_s:
+                self.journal.record("deadline.expired", what, deadline_s=deadline_s)
+                return False
+            time.sleep(POLL_S)
+
+    def work_over(self, delivery: BackgroundDelivery | None = None) -> bool:
+        """Nothing more will come of this case's work: the sender is done, executions exist
+        and none of them is new or running (a quick look; ``settle`` is the careful one)."""
+        if delivery is not None and not delivery.done:
+            return False
+        rows = self.executions()
+        return bool(rows) and all(r["status"] not in ("new", "running", "waiting") for r in rows)
+
+    def wait_running_execution(self, deadline_s: float, give_up: Callable[[], bool]) -> str | None:
+        found: list[str] = []
+
+        def probe() -> bool:
+            found[:] = [e["id"] for e in self.executions() if e["status"] == "running"]
+            return bool(found)
+
+        ok = self.wait_for("the case's execution to be running", probe, deadline_s, give_up)
+        return found[-1] if ok else None
+
+    def find_target(self, execution_id: str, deadline_s: float = 30.0) -> int | None:
+        found: list[int] = []
+
+        def probe() -> bool:
+            worker = self.stack.worker_running(execution_id)
+            if worker is not None:
+                found.append(worker)
+            return worker is not None
+
+        if not self.wait_for(f"the worker running execution {execution_id}", probe, deadline_s):
+            return None
+        self.ctx.target_worker = found[0]
+        self.journal.record("crashpoint.target", "worker", worker=found[0], execution=execution_id)
+        return found[0]
+
+    def ledger_state(self) -> str | None:
+        query = self.workflow.ledger_state_query
+        if query is None:
+            return None
+        with psycopg.connect(self.stack.ledger_dsn) as conn:
+            row = conn.execute(query.encode(), {"key": self.key}).fetchone()
+        return None if row is None else str(row[0])
+
+    def queued_executions(self) -> set[str]:
+        """Execution ids that still have a job in n8n's Bull queue (in Redis)."""
+        with redis.Redis.from_url(self.stack.redis_url) as client:
+            return bull_execution_ids(client, f"bull-{self.stack.run.run_id}")
+
+    def activity(self) -> Activity:
+        control = self.stack.require_provider().control
+        attempts = [a for a in control.attempts() if a.received_at >= self.started_at - 1]
+        return Activity(
+            executions=self.executions(),
+            queued=self.queued_executions(),
+            provider_busy=any(str(a.outcome) == "in_flight" for a in attempts),
+            provider_last=latest_activity(
+                t for a in attempts for t in (a.received_at, a.finished_at)
+            ),
+            ledger_state=self.ledger_state(),
+        )
+
+    def settle(self, deadline_s: float, why: str) -> SettleResult:
+        """Wait until the case is quiet (see harness.settle); an expiry is journaled."""
+        expect = any(a.status is not None for a in self.history.attempts)
+        result = Settler(self.activity, expect_executions=expect).wait(deadline_s)
+        if result.orphaned:
+            self.journal.record(
+                "finding",
+                "execution left live without a job",
+                executions=result.orphaned,
+                note="n8n's row says new/running but Bull holds no job for it",
+            )
+        if not result.settled:
+            self.journal.record(
+                "deadline.expired", f"settle ({why})", deadline_s=deadline_s, live=result.live
+            )
+        else:
+            self.journal.record("settled", why, waited_s=round(result.waited_s, 2))
+        return result

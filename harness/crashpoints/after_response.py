@@ -1,0 +1,89 @@
+"""after_response: the provider's response reaches the worker while the worker's links to
+Postgres (n8n's and the ledger's) are held by a toxic; the fault strikes before n8n or the
+workflow can write anything down.
+
+Proof: the provider's `responded` barrier says it handed the response over before the
+strike, and Toxiproxy lists the holding toxics on those links at the strike.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from fake_providers.payment import Barrier
+from fake_providers.payment import CrashPoint as ProviderPoint
+from harness.crashpoints.base import HOLD_S, REACH_S, Window, register
+from harness.stack.toxiproxy import Proxy
+
+if TYPE_CHECKING:
+    from harness.case_run import CaseRun
+    from harness.workload import BackgroundDelivery
+
+TOXIC = "hold_write"
+
+
+@register("after_response")
+class AfterResponse(Window):
+    name = "after_response"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.committed: Barrier | None = None
+        self.responded: Barrier | None = None
+        self.held: list[Proxy] = []
+
+    def arm(self, run: CaseRun) -> None:
+        control = run.stack.require_provider().control
+        self.committed = control.arm_barrier(
+            None, ProviderPoint.COMMITTED, HOLD_S, reference=run.key
+        )
+        self.responded = control.arm_barrier(
+            None, ProviderPoint.RESPONDED, HOLD_S, reference=run.key
+        )
+
+    def strike(self, run: CaseRun, delivery: BackgroundDelivery) -> None:
+        committed, responded = self.committed, self.responded
+        assert committed is not None and responded is not None
+        over = lambda: run.work_over(delivery)  # noqa: E731
+        if not run.wait_for(
+            "the effect to be committed", lambda: committed.info().reached, REACH_S, over
+        ):
+            return
+        execution = run.wait_running_execution(30.0, over)
+        worker = run.find_target(execution) if execution is not None else None
+        if worker is None:
+            return
+        self.held = [
+            run.stack.proxies[name] for name in (f"worker{worker}_postgres", "ledger_postgres")
+        ]
+        for proxy in self.held:
+            proxy.add_toxic("timeout", stream="upstream", name=TOXIC, timeout=0)
+        committed.release()
+        if not run.wait_for(
+            "the response to be handed over", lambda: responded.info().reached, 30.0
+        ):
+            return
+        holding = [p.name for p in self.held if any(t.name == TOXIC for t in p.toxics())]
+        struck = time.time()
+        run.inject()
+        info = responded.info()
+        if (
+            info.reached_at is not None
+            and info.reached_at <= struck
+            and len(holding) == len(self.held)
+        ):
+            self.fact = (
+                f"the provider handed over the response of {info.effect_id} at "
+                f"{info.reached_at:.3f}; Toxiproxy held {', '.join(holding)} at the strike "
+                f"({struck:.3f})"
+            )
+
+    def disarm(self, run: CaseRun) -> None:
+        del run
+        for barrier in (self.committed, self.responded):
+            if barrier is not None:
+                barrier.release()
+        for proxy in self.held:
+            if any(t.name == TOXIC for t in proxy.toxics()):
+                proxy.remove_toxic(TOXIC)

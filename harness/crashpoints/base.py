@@ -1,0 +1,70 @@
+"""The crash point interface: WHEN a case's fault strikes, made deterministic with the
+provider's barriers, Toxiproxy toxics and Postgres locks, never with sleeps.
+
+A crash point acts at three moments:
+- ``arm``:    before the delivery (a barrier, a toxic: the window is made to stay open);
+- ``strike``: while the delivery runs: wait until the window is open, inject the fault,
+              and record the fact outside the harness that proves the strike was inside it;
+- ``disarm``: always, at the end: let held requests go, remove toxics, drop locks.
+``proof()`` returns that fact, or None (then the case is NO-EVIDENCE unless the ground truth
+already shows a broken promise). A wait that gives up (the workflow finished without ever
+opening the window, e.g. it never calls the provider) is journaled and leaves no proof.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+from harness.registry import Registry
+
+if TYPE_CHECKING:
+    from harness.case_run import CaseRun
+    from harness.workload import BackgroundDelivery
+
+REACH_S = 60.0  # how long the effect request may take to open the window
+HOLD_S = 90.0  # the provider's own hold limit: far beyond any strike, so it never releases
+
+
+class CrashPoint(Protocol):
+    name: ClassVar[str]
+    needs: ClassVar[frozenset[str]]
+    # The window lies after the provider committed (where a workflow that promises nothing
+    # breaks once the sender's answer is lost and the event comes again).
+    after_effect: ClassVar[bool]
+
+    def arm(self, run: CaseRun) -> None: ...
+
+    def strike(self, run: CaseRun, delivery: BackgroundDelivery) -> None: ...
+
+    def disarm(self, run: CaseRun) -> None: ...
+
+    def proof(self) -> str | None: ...
+
+
+class Window:
+    """Defaults and the proof slot shared by the crash points."""
+
+    name: ClassVar[str] = ""
+    needs: ClassVar[frozenset[str]] = frozenset()
+    after_effect: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        self.fact: str | None = None
+
+    def arm(self, run: CaseRun) -> None:
+        del run
+
+    def strike(self, run: CaseRun, delivery: BackgroundDelivery) -> None:
+        del run, delivery
+
+    def disarm(self, run: CaseRun) -> None:
+        del run
+
+    def proof(self) -> str | None:
+        return self.fact
+
+
+CRASHPOINTS: Registry[CrashPoint] = Registry("crash point")
+register = CRASHPOINTS.register
+get_crashpoint = CRASHPOINTS.create
+known_crashpoints = CRASHPOINTS.names

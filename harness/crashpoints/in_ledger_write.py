@@ -1,0 +1,97 @@
+"""in_ledger_write: the workflow's own ledger write after the effect is in flight, blocked
+on a lock the harness holds, when the fault strikes.
+
+The provider holds its committed response; the harness takes EXCLUSIVE locks on the ledger
+database's tables (reads go on, writes wait), lets the response go, and waits until Postgres
+shows a statement of the workflow waiting on the harness's lock. Then it strikes.
+
+Proof, from Postgres: ``pg_stat_activity`` shows that statement, and ``pg_blocking_pids``
+names the harness's backend, at the strike. A workflow that writes nothing after the effect
+never opens this window (no proof: the oracle says why).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import psycopg
+
+from fake_providers.payment import Barrier
+from fake_providers.payment import CrashPoint as ProviderPoint
+from harness.crashpoints.base import HOLD_S, REACH_S, Window, register
+
+if TYPE_CHECKING:
+    from harness.case_run import CaseRun
+    from harness.workload import BackgroundDelivery
+
+BLOCKED_QUERY = """
+SELECT pid, left(query, 200) FROM pg_stat_activity
+WHERE datname = current_database() AND %s = ANY(pg_blocking_pids(pid))
+"""
+WRITE_WAIT_S = 30.0
+
+
+@register("in_ledger_write")
+class InLedgerWrite(Window):
+    name = "in_ledger_write"
+    needs = frozenset({"ledger"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.barrier: Barrier | None = None
+        self.lock: psycopg.Connection[tuple[object, ...]] | None = None
+
+    def arm(self, run: CaseRun) -> None:
+        control = run.stack.require_provider().control
+        self.barrier = control.arm_barrier(None, ProviderPoint.COMMITTED, HOLD_S, reference=run.key)
+
+    def strike(self, run: CaseRun, delivery: BackgroundDelivery) -> None:
+        barrier = self.barrier
+        assert barrier is not None
+        over = lambda: run.work_over(delivery)  # noqa: E731
+        if not run.wait_for(
+            "the effect to be committed", lambda: barrier.info().reached, REACH_S, over
+        ):
+            return
+        execution = run.wait_running_execution(30.0, over)
+        if execution is None or run.find_target(execution) is None:
+            return
+        self.lock = lock = psycopg.connect(run.stack.ledger_dsn)
+        tables = [
+            f'"{schema}"."{name}"'
+            for schema, name in lock.execute(
+                "SELECT schemaname, tablename FROM pg_tables WHERE schemaname = 'public'"
+            ).fetchall()
+        ]
+        if not tables:
+            return
+        lock.execute(f"LOCK TABLE {', '.join(tables)} IN EXCLUSIVE MODE")
+        holder = lock.info.backend_pid
+        barrier.release()
+        blocked: list[tuple[object, ...]] = []
+
+        def write_blocked() -> bool:
+            with psycopg.connect(run.stack.ledger_dsn) as conn:
+                blocked[:] = conn.execute(BLOCKED_QUERY, (holder,)).fetchall()
+            return bool(blocked)
+
+        if not run.wait_for(
+            "the ledger write to block on the harness's lock", write_blocked, WRITE_WAIT_S, over
+        ):
+            return
+        struck = time.time()
+        run.inject()
+        pid, query = blocked[0]
+        self.fact = (
+            f"Postgres showed the ledger statement {query!r} (backend {pid}) waiting on the "
+            f"harness's lock (backend {holder}) at the strike ({struck:.3f})"
+        )
+
+    def disarm(self, run: CaseRun) -> None:
+        del run
+        if self.barrier is not None:
+            self.barrier.release()
+        if self.lock is not None:
+            self.lock.rollback()
+            self.lock.close()

@@ -1,0 +1,20 @@
+"""No window: the fault is in place before the delivery (a provider fault planted for the
+effect request, or no fault at all); the fault's own proof says whether it met the effect."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.crashpoints.base import Window, register
+
+if TYPE_CHECKING:
+    from harness.case_run import CaseRun
+
+
+@register("none")
+class NoWindow(Window):
+    name = "none"
+
+    def arm(self, run: CaseRun) -> None:
+        run.inject()
+        self.fact = "the fault was in place before the delivery"

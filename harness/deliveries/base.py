@@ -1,0 +1,69 @@
+"""The delivery plan interface (Jepsen's client): HOW the sender sends the business event.
+
+A plan acts at two moments:
+- ``start``:        the first delivery, in the background (the crash point acts meanwhile);
+- ``after_settle``: once the first delivery's work settled and the fault healed, whatever
+                    comes later (a redelivery, a changed payload, an operator's retry);
+                    returns True if it sent anything (the engine then settles again).
+``proof()`` names the fact that shows the plan did what its name says (e.g. the concurrent
+copies' executions overlapped in n8n's own rows), or None.
+
+What a plan pairs with is data on the class: ``faults`` lists the faults (``name`` or
+``name:crashpoint``) it runs with (None: every fault that does not ask for its own plans),
+``needs`` what it needs from the workflow, ``resends`` whether the same event arrives again
+whatever the fault (where a workflow that promises nothing breaks), ``repeat`` how often a
+case runs by default (races need several runs to be caught reliably).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+from harness.registry import Registry
+
+if TYPE_CHECKING:
+    from harness.case_run import CaseRun
+    from harness.workload import BackgroundDelivery
+
+
+class DeliveryPlan(Protocol):
+    name: ClassVar[str]
+    faults: ClassVar[tuple[str, ...] | None]
+    needs: ClassVar[frozenset[str]]
+    resends: ClassVar[bool]
+    repeat: ClassVar[int]
+
+    def start(self, run: CaseRun) -> BackgroundDelivery: ...
+
+    def after_settle(self, run: CaseRun) -> bool: ...
+
+    def proof(self) -> str | None: ...
+
+
+class Plan:
+    """Defaults shared by the plans: one delivery, retried, nothing later."""
+
+    name: ClassVar[str] = ""
+    faults: ClassVar[tuple[str, ...] | None] = ()
+    needs: ClassVar[frozenset[str]] = frozenset()
+    resends: ClassVar[bool] = False
+    repeat: ClassVar[int] = 1
+
+    def __init__(self) -> None:
+        self.fact: str | None = None
+
+    def start(self, run: CaseRun) -> BackgroundDelivery:
+        return run.start_delivery(retry=True)
+
+    def after_settle(self, run: CaseRun) -> bool:
+        del run
+        return False
+
+    def proof(self) -> str | None:
+        return self.fact
+
+
+DELIVERIES: Registry[DeliveryPlan] = Registry("delivery plan")
+register = DELIVERIES.register
+get_delivery = DELIVERIES.create
+known_deliveries = DELIVERIES.names

@@ -1,0 +1,59 @@
+"""concurrent: N identical deliveries released together (a barrier), each retried.
+
+Proof, from n8n's execution rows: at least two of the case's executions ran at the same
+time (their running intervals overlap). Repeated by default: a read-then-insert race is
+lost only on some runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harness.deliveries.base import Plan, register
+from harness.workload import BackgroundDelivery
+
+if TYPE_CHECKING:
+    from harness.case_run import CaseRun
+
+COPIES = 5
+
+
+def max_overlap(rows: list[dict[str, Any]]) -> int:
+    """The most executions running at one instant, from their started/stopped times."""
+    events: list[tuple[float, int]] = []
+    for row in rows:
+        start, stop = row.get("started_at"), row.get("stopped_at")
+        if start is None:
+            continue
+        events += [(start, 1), (stop if stop is not None else float("inf"), -1)]
+    running = best = 0
+    for _, step in sorted(events, key=lambda e: (e[0], e[1])):
+        running += step
+        best = max(best, running)
+    return best
+
+
+@register("concurrent")
+class Concurrent(Plan):
+    name = "concurrent"
+    faults = ("no_fault",)
+    resends = True
+    repeat = 5
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.run: CaseRun | None = None
+
+    def start(self, run: CaseRun) -> BackgroundDelivery:
+        self.run = run
+        run.journal.record("delivery.concurrent", "copies", copies=COPIES)
+        return BackgroundDelivery(lambda: run.sender().deliver_concurrently(run.body, COPIES))
+
+    def proof(self) -> str | None:
+        if self.run is None:
+            return None
+        rows = self.run.executions()
+        overlap = max_overlap(rows)
+        if overlap < 2:
+            return None
+        return f"n8n's rows show {overlap} of {len(rows)} executions running at one instant"

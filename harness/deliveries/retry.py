@@ -1,0 +1,16 @@
+"""retry: one delivery, retried by the sender on anything not definite (timeout, reset, 409,
+429, 5xx), like a webhook provider; the fault heals before the first retry."""
+
+from __future__ import annotations
+
+from harness.deliveries.base import Plan, register
+
+
+@register("retry")
+class Retry(Plan):
+    name = "retry"
+    faults = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fact = "one delivery, retried until definite"

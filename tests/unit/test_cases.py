@@ -1,0 +1,141 @@
+"""The matrix is derived from what the plug-ins declare; expectations follow the promise."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from harness.cases import CAUGHT, PASS, matrix, pairs, scenarios
+from harness.crashpoints import get_crashpoint, known_crashpoints
+from harness.deliveries import get_delivery, known_deliveries
+from harness.errors import ConfigError
+from harness.faults import get_fault, known_faults
+from harness.manifest import (
+    EffectEndpoint,
+    ErrorWorkflowSpec,
+    NegativeControl,
+    Promise,
+    WorkflowUnderTest,
+)
+from harness.oracle import Verdict
+
+
+def workflow(name: str = "pay", **overrides: Any) -> WorkflowUnderTest:
+    base = WorkflowUnderTest(
+        name=name,
+        description="",
+        promise=Promise.EXACTLY_ONCE,
+        workflow={},
+        method="POST",
+        path=name,
+        body_template={"order_id": "{key}", "amount": 1250},
+        business_key="order_id",
+        effect=EffectEndpoint.CHARGES,
+        ledger_state_query="SELECT status FROM l WHERE k = %(key)s",
+    )
+    return dataclasses.replace(base, **overrides)
+
+
+def ids(cases: list[Any]) -> set[str]:
+    return {c.id for c in cases}
+
+
+def test_every_registered_plugin_takes_part_in_some_scenario() -> None:
+    found = scenarios()
+    assert {s.delivery for s in found} == set(known_deliveries())
+    assert {s.fault for s in found} == set(known_faults())
+    assert {s.crashpoint for s in found} == set(known_crashpoints())
+
+
+def test_the_control_case_comes_first_and_ids_are_unique() -> None:
+    found = scenarios()
+    assert found[0].id == "retry-no_fault-none"
+    assert len({s.id for s in found}) == len(found)
+
+
+def test_pairing_is_what_the_plugins_declare() -> None:
+    retry, once = get_delivery("retry"), get_delivery("once")
+    kill, down = get_fault("worker_kill"), get_fault("provider_down")
+    after_commit, none = get_crashpoint("after_commit"), get_crashpoint("none")
+    assert pairs(retry, kill, after_commit)
+    assert not pairs(retry, kill, none)  # a kill needs a window
+    assert not pairs(retry, down, none)  # provider_down asks for its own plan
+    assert pairs(once, down, none)
+    assert not pairs(get_delivery("concurrent"), kill, after_commit)
+    assert pairs(get_delivery("operator_retry"), kill, after_commit)
+    assert not pairs(get_delivery("operator_retry"), kill, get_crashpoint("before_send"))
+
+
+def test_needs_filter_the_scenarios_of_a_workflow() -> None:
+    plain = ids(matrix([workflow(ledger_state_query=None, body_template={"order_id": "{key}"})]))
+    assert "pay-retry-worker_kill-in_ledger_write" not in plain
+    assert "pay-changed_payload-no_fault-none" not in plain
+    assert "pay-once-provider_down-none" not in plain
+    full = ids(matrix([workflow(error_workflow=ErrorWorkflowSpec({}, "SELECT 1"))]))
+    assert {
+        "pay-retry-worker_kill-in_ledger_write",
+        "pay-changed_payload-no_fault-none",
+        "pay-once-provider_down-none",
+    } <= full
+    one_worker = ids(matrix([workflow()], workers=1))
+    assert not any("worker_kill" in i or "worker_pause" in i for i in one_worker)
+
+
+def test_races_repeat_by_default_and_repeat_overrides() -> None:
+    cases = matrix([workflow()])
+    concurrent = [c for c in cases if c.delivery == "concurrent"]
+    assert [c.id for c in concurrent][:2] == [
+        "pay-concurrent-no_fault-none-r1",
+        "pay-concurrent-no_fault-none-r2",
+    ]
+    assert len(concurrent) == 5
+    tripled = matrix([workflow()], repeat=3)
+    assert len(tripled) == 3 * len({c.scenario.id for c in cases})
+    with pytest.raises(ConfigError, match="--repeat 0"):
+        matrix([workflow()], repeat=0)
+
+
+def test_expectations_follow_the_promise() -> None:
+    by_id = {c.scenario.id: c.expected for c in matrix([workflow()], repeat=1)}
+    assert set(by_id.values()) == {PASS}
+    naive = {c.scenario.id: c.expected for c in matrix([workflow(promise=Promise.NONE)], repeat=1)}
+    assert naive["retry-no_fault-none"] == PASS
+    assert naive["retry-worker_kill-before_send"] == PASS  # nothing committed before the kill
+    assert naive["retry-redis_blip-after_commit"] == PASS  # n8n rides a blip out
+    assert naive["retry-worker_kill-after_commit"] == CAUGHT
+    assert naive["concurrent-no_fault-none"] == CAUGHT
+    assert naive["retry-response_drop-none"] == CAUGHT
+    email = {
+        c.scenario.id: c.expected
+        for c in matrix([workflow(promise=Promise.AT_MOST_ONCE)], repeat=1)
+    }
+    assert email["retry-no_fault-none"] == PASS
+    assert Verdict.DUPLICATE not in email["retry-worker_kill-after_commit"]
+
+
+def test_a_negative_control_runs_only_where_it_must_be_caught() -> None:
+    broken = workflow(
+        "broken",
+        negative_control=NegativeControl("never charges", {"retry-no_fault-none": "NOT-DONE"}),
+    )
+    cases = matrix([broken])
+    assert [(c.id, c.expected) for c in cases] == [
+        ("broken-retry-no_fault-none", frozenset({Verdict.NOT_DONE}))
+    ]
+
+
+def test_a_negative_control_naming_an_unknown_scenario_is_refused() -> None:
+    broken = workflow(negative_control=NegativeControl("x", {"retry-nope-none": "DUPLICATE"}))
+    with pytest.raises(ConfigError, match="unknown scenario 'retry-nope-none'"):
+        matrix([broken])
+
+
+def test_a_negative_control_whose_scenario_needs_what_it_lacks_is_refused() -> None:
+    broken = workflow(
+        ledger_state_query=None,
+        negative_control=NegativeControl("x", {"retry-worker_kill-in_ledger_write": "LOST"}),
+    )
+    with pytest.raises(ConfigError, match="needs ledger"):
+        matrix([broken])

@@ -1,0 +1,191 @@
+"""The case engine end to end against a fake stack (no n8n): phases, evidence on disk as the
+case goes, verdicts from what the fake workflow did, no long waits when a workflow never
+opens a window, STUCK when work never ends, and evidence kept when the harness fails."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from harness import case_run, runner, settle
+from harness.case_run import CaseRun
+from harness.cases import Case, Scenario
+from harness.deliveries.base import DELIVERIES, Plan
+from harness.manifest import EffectEndpoint, Promise, WorkflowUnderTest
+from harness.oracle import Verdict
+from harness.workload import SenderPolicy
+from tests.unit import engine_fakes as fakes
+
+
+@dataclass(frozen=True)
+class FakeDeployed:
+    id: str
+    name: str
+    webhook_url: str | None
+
+
+@dataclass(frozen=True)
+class FakeDeployment:
+    main: FakeDeployed
+    reconciler: FakeDeployed | None = None
+    error_workflow_id: str | None = None
+
+    @property
+    def workflow_ids(self) -> list[str]:
+        return [self.main.id]
+
+
+WORKFLOW = WorkflowUnderTest(
+    name="pay",
+    description="",
+    promise=Promise.EXACTLY_ONCE,
+    workflow={},
+    method="POST",
+    path="pay",
+    body_template={"order_id": "{key}", "amount": 1250},
+    business_key="order_id",
+    effect=EffectEndpoint.CHARGES,
+    ledger_state_query="SELECT status FROM l WHERE k = %(key)s",
+    ledger_done_state="confirmed",
+    ledger_unknown_states=("claimed",),
+    ledger_failed_states=("failed",),
+)
+DEPLOYMENT = FakeDeployment(FakeDeployed("wf1", "pay", fakes.WEBHOOK_URL))
+
+
+@pytest.fixture
+def stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> fakes.FakeStack:
+    fake = fakes.FakeStack(fakes.FakeRun(tmp_path))
+    monkeypatch.setattr(settle, "QUIET_S", 0.05)
+    monkeypatch.setattr(settle, "POLL_S", 0.01)
+    monkeypatch.setattr(runner, "SETTLE_S", 1.0)
+    monkeypatch.setattr(case_run, "SenderPolicy", functools.partial(SenderPolicy, backoff_s=0.0))
+    monkeypatch.setattr(
+        CaseRun,
+        "queued_executions",
+        lambda self: {r["id"] for r in fake.rows if r["status"] == "running"},
+    )
+    monkeypatch.setattr(CaseRun, "ledger_state", lambda self: fake.ledger.get(self.key))
+    return fake
+
+
+def case(delivery: str = "retry", fault: str = "no_fault", crashpoint: str = "none") -> Case:
+    scenario = Scenario(delivery, fault, crashpoint, frozenset(), 1, False)
+    return Case("pay", scenario, frozenset({Verdict.PASS}))
+
+
+def run(
+    stack: fakes.FakeStack,
+    behaviour: fakes.Behaviour,
+    the_case: Case | None = None,
+    workflow: WorkflowUnderTest = WORKFLOW,
+) -> runner.CaseResult:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return behaviour(stack, json.loads(request.content))
+
+    with respx.mock:
+        respx.post(fakes.WEBHOOK_URL).mock(side_effect=answer)
+        return runner.run_case(the_case or case(), stack, workflow, DEPLOYMENT)  # type: ignore[arg-type]
+
+
+def test_a_correct_workflow_passes_and_every_phase_is_on_disk(stack: fakes.FakeStack) -> None:
+    result = run(stack, fakes.charges_once)
+    assert result.judgement.verdict is Verdict.PASS
+    doc = json.loads(result.evidence_path.read_text())
+    names = [p["name"] for p in doc["phases"]]
+    assert names[:5] == ["prepare", "deliver", "await fault", "heal", "settle"]
+    assert names[-1] == "collect"
+    assert all(p["ended_at"] >= p["started_at"] for p in doc["phases"])
+    history = (result.evidence_path.parent / "history.jsonl").read_text().splitlines()
+    assert [json.loads(line)["outcome"] for line in history] == ["ok"]
+    assert doc["verdict"] == "PASS"
+
+
+def test_a_workflow_that_never_charges_is_not_done(stack: fakes.FakeStack) -> None:
+    result = run(stack, fakes.never_charges, workflow=dataclasses.replace(WORKFLOW))
+    assert result.judgement.verdict is Verdict.NOT_DONE
+
+
+def test_charging_every_delivery_is_a_duplicate_under_late_redelivery(
+    stack: fakes.FakeStack,
+) -> None:
+    result = run(stack, fakes.charges_every_time, case("late"))
+    assert result.judgement.verdict is Verdict.DUPLICATE
+    deliveries = [a["delivery"] for a in json.loads(result.evidence_path.read_text())["history"]]
+    assert deliveries == ["d1", "late"]
+
+
+def test_late_redelivery_of_a_correct_workflow_passes(stack: fakes.FakeStack) -> None:
+    assert run(stack, fakes.charges_once, case("late")).judgement.verdict is Verdict.PASS
+
+
+def test_an_acknowledgement_without_a_commit_is_lost(stack: fakes.FakeStack) -> None:
+    assert run(stack, fakes.acknowledges_without_charging).judgement.verdict is Verdict.LOST
+
+
+def test_a_definite_failure_after_a_commit_is_contradicted(stack: fakes.FakeStack) -> None:
+    result = run(stack, fakes.charges_and_answers_failed)
+    assert result.judgement.verdict is Verdict.CONTRADICTED
+
+
+def test_a_planted_fault_that_never_met_the_effect_is_no_evidence(
+    stack: fakes.FakeStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "FAULT_MEET_S", 0.2)
+
+    # The provider fault is planted for the key; this workflow's commit never meets it
+    # because the fake clears the plan before charging (as if the fault hit another request).
+    def charges_around_the_fault(stack: fakes.FakeStack, body: dict[str, Any]) -> httpx.Response:
+        stack.provider.control.plan.clear()
+        return fakes.charges_once(stack, body)
+
+    result = run(stack, charges_around_the_fault, case(fault="provider_5xx"))
+    assert result.judgement.verdict is Verdict.NO_EVIDENCE
+    assert "provider_5xx" in result.judgement.explanation
+
+
+def test_a_violation_outranks_a_fault_that_never_landed(
+    stack: fakes.FakeStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "FAULT_MEET_S", 0.2)
+
+    def loses_it(stack: fakes.FakeStack, body: dict[str, Any]) -> httpx.Response:
+        stack.provider.control.plan.clear()
+        return fakes.acknowledges_without_charging(stack, body)
+
+    result = run(stack, loses_it, case(fault="provider_5xx"))
+    assert result.judgement.verdict is Verdict.LOST
+    assert "not proven to land" in result.judgement.explanation
+
+
+def test_work_that_never_ends_is_stuck_with_its_execution_ids(stack: fakes.FakeStack) -> None:
+    result = run(stack, fakes.hangs_running, case("once"))
+    assert result.judgement.verdict is Verdict.STUCK
+    doc = json.loads(result.evidence_path.read_text())
+    assert any(e["kind"] == "deadline.expired" for e in doc["journal"])
+
+
+def test_a_harness_failure_keeps_the_evidence_and_says_where(
+    stack: fakes.FakeStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Exploding(Plan):
+        name = "exploding"
+
+        def after_settle(self, run: CaseRun) -> bool:
+            raise RuntimeError("the harness fell over")
+
+    monkeypatch.setitem(DELIVERIES._factories, "exploding", Exploding)
+    with pytest.raises(runner.CaseAborted, match="evidence kept in") as caught:
+        run(stack, fakes.charges_once, case("exploding"))
+    path = Path(str(caught.value).rsplit("evidence kept in ", 1)[1])
+    doc = json.loads(path.read_text())
+    assert doc["history"][0]["outcome"] == "ok"
+    assert any(e["kind"] == "harness.error" for e in doc["journal"])

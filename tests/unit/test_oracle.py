@@ -1,0 +1,178 @@
+"""The oracle's verdicts, one per rule, on plain data (no stack): what each verdict means and
+which outranks which."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from harness.oracle import AttemptRow, CommitRow, Evidence, Proof, Verdict, judge
+
+LANDED = [Proof("crashpoint", "after_commit", True, "held by the provider, released by us")]
+NOT_LANDED = [Proof("crashpoint", "after_commit", False, "no outside fact shows it landed")]
+
+
+def commit(i: int = 0, reference: str = "order-1", effect: str = "charge") -> CommitRow:
+    return CommitRow(f"ch_{i}", i + 1, 1000.0 + i, "pay:order-1", reference, effect)
+
+
+def ok(effect_id: str | None = None, delivery: str = "d1") -> AttemptRow:
+    return AttemptRow(delivery, "ok", 200, effect_id, changed_payload=delivery == "changed")
+
+
+def fail(delivery: str = "d1") -> AttemptRow:
+    return AttemptRow(delivery, "fail", 422, changed_payload=delivery == "changed")
+
+
+INFO = AttemptRow("d1", "info", 503)
+
+
+def evidence(**overrides: Any) -> Evidence:
+    base = Evidence(
+        key="order-1",
+        promise="exactly_once",
+        effect="charge",
+        commits=[commit()],
+        attempts=[ok()],
+        proofs=LANDED,
+        ledger_state="confirmed",
+        ledger_done_state="confirmed",
+        ledger_unknown_states=["claimed", "unknown"],
+        ledger_failed_states=["failed", "needs_action"],
+        execution_ids=["7", "8"],
+    )
+    return dataclasses.replace(base, **overrides)
+
+
+CASES = {
+    "exactly once, acknowledged, proven": (evidence(), Verdict.PASS),
+    "two commits": (evidence(commits=[commit(0), commit(1)]), Verdict.DUPLICATE),
+    "2xx and nothing committed": (
+        evidence(commits=[], ledger_state=None),
+        Verdict.LOST,
+    ),
+    "2xx, ledger done, nothing committed: LOST first": (evidence(commits=[]), Verdict.LOST),
+    "never performs the effect, never acknowledges": (
+        evidence(commits=[], attempts=[INFO] * 6, ledger_state=None),
+        Verdict.NOT_DONE,
+    ),
+    "a stored decline is not NOT-DONE": (
+        evidence(commits=[], attempts=[fail()], ledger_state="failed", declined=True),
+        Verdict.PASS,
+    ),
+    "told 'failed' while it committed": (
+        evidence(attempts=[fail()], ledger_state="failed"),
+        Verdict.CONTRADICTED,
+    ),
+    "a 2xx naming another effect": (evidence(attempts=[ok("ch_other")]), Verdict.CONTRADICTED),
+    "a 2xx to a changed payload never committed": (
+        evidence(attempts=[ok(), ok(delivery="changed")]),
+        Verdict.CONTRADICTED,
+    ),
+    "a changed payload rejected definitely": (
+        evidence(attempts=[ok(), fail("changed")]),
+        Verdict.PASS,
+    ),
+    "ledger done with no commit": (
+        evidence(commits=[], attempts=[INFO]),
+        Verdict.CONTRADICTED,
+    ),
+    "ledger failed with a commit": (
+        evidence(attempts=[INFO], ledger_state="failed"),
+        Verdict.CONTRADICTED,
+    ),
+    "another reference committed in the window": (
+        evidence(stray_commits=[commit(5, reference="order-1-typo")]),
+        Verdict.STRAY,
+    ),
+    "ledger still unknown": (
+        evidence(attempts=[INFO], ledger_state="unknown"),
+        Verdict.UNRECONCILED,
+    ),
+    "error workflow ran once, ledger actionable": (
+        evidence(
+            commits=[],
+            attempts=[INFO],
+            effect_possible=False,
+            error_workflow_runs=1,
+            ledger_state="needs_action",
+        ),
+        Verdict.PASS,
+    ),
+    "error workflow ran twice": (
+        evidence(
+            commits=[],
+            attempts=[INFO],
+            effect_possible=False,
+            error_workflow_runs=2,
+            ledger_state="needs_action",
+        ),
+        Verdict.UNHANDLED,
+    ),
+    "error workflow left the ledger unknown": (
+        evidence(
+            commits=[],
+            attempts=[INFO],
+            effect_possible=False,
+            error_workflow_runs=1,
+            ledger_state="claimed",
+        ),
+        Verdict.UNHANDLED,
+    ),
+    "never settled": (
+        evidence(commits=[], attempts=[INFO], settled=False, live_executions=["9"]),
+        Verdict.STUCK,
+    ),
+    "a duplicate outranks never settling": (
+        evidence(commits=[commit(0), commit(1)], settled=False),
+        Verdict.DUPLICATE,
+    ),
+    "the fault did not land, promise held": (evidence(proofs=NOT_LANDED), Verdict.NO_EVIDENCE),
+    "a violation outranks NO-EVIDENCE": (
+        evidence(commits=[], ledger_state=None, proofs=NOT_LANDED),
+        Verdict.LOST,
+    ),
+    "at most once: nothing done is no violation": (
+        evidence(promise="at_most_once", commits=[], attempts=[INFO], ledger_state=None),
+        Verdict.PASS,
+    ),
+    "acknowledged by one copy, refused by another": (
+        evidence(attempts=[ok(delivery="dup1"), fail("dup2")]),
+        Verdict.PASS,
+    ),
+}
+
+
+@pytest.mark.parametrize(("case", "verdict"), CASES.values(), ids=CASES.keys())
+def test_verdicts(case: Evidence, verdict: Verdict) -> None:
+    assert judge(case).verdict is verdict
+
+
+def test_a_violation_that_outranks_no_evidence_says_the_fault_did_not_land() -> None:
+    text = judge(evidence(commits=[], ledger_state=None, proofs=NOT_LANDED)).explanation
+    assert "not proven to land" in text and "no outside fact" in text
+
+
+def test_a_duplicate_names_the_key_the_commits_and_the_executions() -> None:
+    text = judge(evidence(commits=[commit(0), commit(1)])).explanation
+    assert "order-1" in text and "ch_0" in text and "ch_1" in text and "'7'" in text
+
+
+def test_a_pass_names_its_proof() -> None:
+    assert "released by us" in judge(evidence()).explanation
+
+
+def test_stuck_names_the_live_executions() -> None:
+    text = judge(evidence(commits=[], settled=False, live_executions=["41", "42"])).explanation
+    assert "41, 42" in text
+
+
+def test_evidence_round_trips_through_json() -> None:
+    original = evidence(stray_commits=[commit(3, "x")], attempts=[ok("ch_0"), fail("changed")])
+    assert Evidence.from_json(original.to_json()) == original
+
+
+def test_every_verdict_but_pass_and_no_evidence_is_a_violation() -> None:
+    assert {v for v in Verdict if not v.violation} == {Verdict.PASS, Verdict.NO_EVIDENCE}

@@ -1,13 +1,17 @@
-"""The bundled workflows under test on the real stack, with no fault: each answers by its
-contract, and its side effect lands at the provider as often as its promise says.
+"""The bundled workflows under test on the real stack, with no fault (or only the provider's
+own fault plan): each answers by its contract, and its side effect lands at the provider as
+often as its promise says. Each is deployed with its companions (``deploy_under_test``).
 
 Redelivery of the same business event: once for the workflows with a ledger; twice for the
-naive one, which is its known flaw (what the chaos matrix has to catch).
+naive one, which is its known flaw (what the chaos matrix has to catch). The negative controls
+show their bug here wherever it shows without a crash.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,37 +21,55 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
+from fake_providers.payment import FaultKind, ProviderControl
+from harness.deployment import Deployment, deploy_under_test
 from harness.manifest import Promise, WorkflowUnderTest, discover
-from harness.stack.deploy import DeployedWorkflow
 from harness.stack.stack import Stack
 
 pytestmark = pytest.mark.integration
 
 BUNDLED = Path(__file__).resolve().parents[2] / "workflows_under_test"
 WORKFLOWS = discover(BUNDLED)
-NAMES = [w.name for w in WORKFLOWS]
+# Workflows that answer once the effect is known, and keep their promise.
+SYNCHRONOUS = [w.name for w in WORKFLOWS if w.negative_control is None and not w.acknowledges_early]
+KEPT_PROMISES = [w.name for w in WORKFLOWS if w.negative_control is None]
 TIMEOUT_S = 60.0
+# How long an Error Workflow or the work after an early answer may take to show.
+SETTLE_S = 30.0
 
 
 @dataclass(frozen=True)
 class Deployed:
     wut: WorkflowUnderTest
-    deployed: DeployedWorkflow
+    deployed: Deployment
     stack: Stack
 
     @property
     def url(self) -> str:
-        assert self.deployed.webhook_url is not None
-        return self.deployed.webhook_url
+        assert self.deployed.main.webhook_url is not None
+        return self.deployed.main.webhook_url
+
+    @property
+    def control(self) -> ProviderControl:
+        assert self.stack.provider is not None, "the stack runs without the fake provider"
+        return self.stack.provider.control
 
     def deliver(self, key: str, event_id: str, **overrides: Any) -> httpx.Response:
         body = {**self.wut.render_body(key=key, event_id=event_id), **overrides}
         return httpx.request(self.wut.method, self.url, json=body, timeout=TIMEOUT_S)
 
+    def reconcile(self, key: str) -> httpx.Response:
+        assert self.wut.reconciler is not None and self.deployed.reconciler is not None
+        url = self.deployed.reconciler.webhook_url
+        assert url is not None
+        body = self.wut.reconciler.render_body(key=key, event_id=f"evt-{key}")
+        return httpx.request(self.wut.reconciler.method, url, json=body, timeout=TIMEOUT_S)
+
     def commits(self, key: str) -> int:
-        control = self.stack.provider.control if self.stack.provider else None
-        assert control is not None, "the stack runs without the fake provider"
-        return len(control.commits(reference=key, effect=self.wut.effect.provider_effect))
+        return len(self.control.commits(reference=key, effect=self.wut.effect.provider_effect))
+
+    def attempts(self, key: str) -> int:
+        return len(self.control.attempts(reference=key))
 
     def ledger_state(self, key: str) -> str | None:
         if self.wut.ledger_state_query is None:
@@ -56,12 +78,24 @@ class Deployed:
             row = conn.execute(self.wut.ledger_state_query, {"key": key}).fetchone()
         return None if row is None else str(row[0])
 
+    def error_workflow_runs(self, key: str) -> int:
+        assert self.wut.error_workflow is not None
+        with psycopg.connect(self.stack.ledger_dsn) as conn:
+            row = conn.execute(self.wut.error_workflow.runs_query, {"key": key}).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def eventually(self, what: str, check: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + SETTLE_S
+        while not check():
+            assert time.monotonic() < deadline, f"{self.wut.name}: {what} not within {SETTLE_S} s"
+            time.sleep(0.5)
+
 
 @pytest.fixture(scope="module")
 def deployments(n8n_stack: Stack) -> dict[str, Deployed]:
-    """Each bundled workflow, its ledger schema applied, deployed once for this module.
+    """Each bundled workflow with its companions, deployed once for this module.
 
-    The webhook path gets a per-module suffix: another module of the session (the chaos
+    The webhook paths get a per-module suffix: another module of the session (the chaos
     matrix) may deploy the same workflow, and n8n refuses two workflows on one path. They
     stay published until the session's stack ends (n8n 2.40 refuses to delete a published
     workflow).
@@ -69,12 +103,13 @@ def deployments(n8n_stack: Stack) -> dict[str, Deployed]:
     suffix = uuid.uuid4().hex[:6]
     deployed: dict[str, Deployed] = {}
     for wut in WORKFLOWS:
-        if wut.ledger_schema_sql is not None:
-            with psycopg.connect(n8n_stack.ledger_dsn, autocommit=True) as conn:
-                conn.execute(wut.ledger_schema_sql.encode())
-        unique = wut.with_path(f"{wut.path}-{suffix}")
-        deployed[wut.name] = Deployed(unique, n8n_stack.deploy(unique.workflow), n8n_stack)
+        unique = wut.with_path_suffix(suffix)
+        deployed[wut.name] = Deployed(unique, deploy_under_test(n8n_stack, unique), n8n_stack)
     return deployed
+
+
+def deployments_promise(name: str) -> Promise:
+    return next(w.promise for w in WORKFLOWS if w.name == name)
 
 
 def fresh_key(name: str) -> tuple[str, str]:
@@ -82,7 +117,7 @@ def fresh_key(name: str) -> tuple[str, str]:
     return key, f"evt-{key}"
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", SYNCHRONOUS)
 def test_one_delivery_is_one_effect(deployments: dict[str, Deployed], name: str) -> None:
     flow = deployments[name]
     key, event_id = fresh_key(name)
@@ -93,9 +128,12 @@ def test_one_delivery_is_one_effect(deployments: dict[str, Deployed], name: str)
         assert flow.ledger_state(key) == flow.wut.ledger_done_state
         assert response.json()["status"] == flow.wut.ledger_done_state
         assert response.json()["replayed"] is False
+    if flow.wut.effect_id_field is not None:
+        committed = flow.control.commits(reference=key)[0].effect_id
+        assert flow.wut.effect_id_in(response.json()) == committed
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", SYNCHRONOUS)
 def test_redelivery_of_the_same_event(deployments: dict[str, Deployed], name: str) -> None:
     flow = deployments[name]
     key, event_id = fresh_key(name)
@@ -111,8 +149,7 @@ def test_redelivery_of_the_same_event(deployments: dict[str, Deployed], name: st
     assert flow.commits(key) == 1
     assert flow.ledger_state(key) == flow.wut.ledger_done_state
     assert again.json()["replayed"] is True
-    effect_id = "email_id" if name == "email_no_idempotency" else "charge_id"
-    assert again.json()[effect_id] == first.json()[effect_id]
+    assert flow.wut.effect_id_in(again.json()) == flow.wut.effect_id_in(first.json()) is not None
 
 
 def test_payment_idempotent_replays_after_the_provider_forgot_the_key(
@@ -155,7 +192,9 @@ def test_payment_idempotent_reconciles_by_lookup_after_the_key_expired(
     assert flow.commits(key) == 1
 
 
-@pytest.mark.parametrize("name", [w.name for w in WORKFLOWS if w.promise is not Promise.NONE])
+@pytest.mark.parametrize(
+    "name", [w for w in KEPT_PROMISES if deployments_promise(w) is not Promise.NONE]
+)
 def test_definite_rejections_are_4xx_without_effect(
     deployments: dict[str, Deployed], name: str
 ) -> None:
@@ -199,3 +238,53 @@ def test_email_left_sending_by_a_crash_is_never_sent_again(
         assert response.json()["retry"] is False
     assert flow.ledger_state(key) == "unknown"
     assert flow.commits(key) == 0
+
+
+# -- the Error Workflow (payment_error_handled) ----------------------------------------------
+
+
+def test_error_workflow_runs_once_when_the_provider_is_down(
+    deployments: dict[str, Deployed],
+) -> None:
+    """The provider fails every attempt before committing: the node's 3 tries run out, the
+    execution fails, n8n (queue mode) runs the Error Workflow once; it finds no charge and
+    marks the operation needs_action (a failed state of the manifest)."""
+    flow = deployments["payment_error_handled"]
+    key, event_id = fresh_key("down")
+    flow.control.add_fault(FaultKind.ERROR_BEFORE_COMMIT, key=f"pay:{key}", attempts=None)
+    try:
+        response = flow.deliver(key, event_id)
+        assert response.status_code == 500, response.text
+        flow.eventually("the Error Workflow's verdict", lambda: flow.ledger_state(key) != "claimed")
+    finally:
+        flow.control.clear_faults()
+    assert flow.ledger_state(key) == "needs_action"
+    assert flow.ledger_state(key) in flow.wut.ledger_failed_states
+    assert flow.error_workflow_runs(key) == 1
+    assert flow.attempts(key) == 3  # the node's tries, each refused before a commit
+    assert flow.commits(key) == 0
+    # Once the provider is back, a redelivery reconciles and charges with the same key.
+    again = flow.deliver(key, event_id)
+    assert again.status_code == 200, again.text
+    assert flow.commits(key) == 1 and flow.ledger_state(key) == "confirmed"
+    assert flow.error_workflow_runs(key) == 1
+
+
+def test_error_workflow_confirms_a_charge_committed_before_a_5xx(
+    deployments: dict[str, Deployed],
+) -> None:
+    """Commit then 500: every try replays the stored 500, the execution fails, and the Error
+    Workflow's lookup finds the charge: confirmed, never marked failed."""
+    flow = deployments["payment_error_handled"]
+    key, event_id = fresh_key("5xx")
+    flow.control.add_fault(FaultKind.COMMIT_THEN_ERROR, key=f"pay:{key}", attempts=(1,))
+    response = flow.deliver(key, event_id)
+    assert response.status_code == 500, response.text
+    flow.eventually("the Error Workflow's verdict", lambda: flow.ledger_state(key) != "claimed")
+    assert flow.ledger_state(key) == "confirmed"
+    assert flow.error_workflow_runs(key) == 1
+    assert flow.commits(key) == 1
+    again = flow.deliver(key, event_id)
+    assert again.status_code == 200, again.text
+    committed = flow.control.commits(reference=key)[0].effect_id
+    assert flow.wut.effect_id_in(again.json()) == committed

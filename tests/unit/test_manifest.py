@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -390,21 +391,42 @@ def test_discover_refuses_a_missing_root(tmp_path: Path) -> None:
         discover(tmp_path / "nowhere")
 
 
+CORRECT_BUNDLED = {
+    "email_no_idempotency",
+    "payment_error_handled",
+    "payment_idempotent",
+    "payment_naive",
+    "webhook_dedup",
+}
+NEGATIVE_CONTROLS: set[str] = set()
+
+
 def test_bundled_workflows_load() -> None:
     found = {w.name: w for w in discover(BUNDLED)}
-    assert set(found) == {
-        "email_no_idempotency",
-        "payment_idempotent",
-        "payment_naive",
-        "webhook_dedup",
-    }
+    assert set(found) == CORRECT_BUNDLED | NEGATIVE_CONTROLS
     assert found["payment_naive"].promise is Promise.NONE
     assert found["payment_naive"].ledger_state_query is None
     assert found["email_no_idempotency"].effect.provider_effect is ProviderEffect.EMAIL
     for wut in found.values():
         assert wut.render_body("k-1", "e-1")[wut.business_key] == "k-1"
-        if wut.promise is not Promise.NONE:
+        if wut.promise is not Promise.NONE and wut.negative_control is None:
             assert wut.ledger_schema_sql and wut.ledger_state_query and wut.ledger_done_state
+        assert (wut.negative_control is not None) == (wut.name in NEGATIVE_CONTROLS), wut.name
+    error_handled = found["payment_error_handled"]
+    assert error_handled.error_workflow is not None
+    assert set(error_handled.ledger_failed_states) == {"failed", "needs_action"}
+
+
+def every_bundled_workflow() -> list[tuple[str, dict[str, Any]]]:
+    """(name, workflow JSON) of every bundled workflow and its companions."""
+    flows = []
+    for wut in discover(BUNDLED):
+        flows.append((wut.name, wut.workflow))
+        if wut.reconciler is not None:
+            flows.append((f"{wut.name} reconciler", wut.reconciler.workflow))
+        if wut.error_workflow is not None:
+            flows.append((f"{wut.name} error workflow", wut.error_workflow.workflow))
+    return flows
 
 
 def test_bundled_workflows_use_node_versions_of_both_supported_n8n_releases() -> None:
@@ -417,12 +439,22 @@ def test_bundled_workflows_use_node_versions_of_both_supported_n8n_releases() ->
         "n8n-nodes-base.if": {2.2},
         "n8n-nodes-base.switch": {3.2},
         "n8n-nodes-base.respondToWebhook": {1.1},
+        "n8n-nodes-base.errorTrigger": {1},
+        "n8n-nodes-base.removeDuplicates": {2},
     }
-    for wut in discover(BUNDLED):
-        for node in wut.workflow["nodes"]:
-            assert node["typeVersion"] in supported[node["type"]], (wut.name, node["name"])
+    for name, workflow in every_bundled_workflow():
+        for node in workflow["nodes"]:
+            assert node["typeVersion"] in supported[node["type"]], (name, node["name"])
             for ref in node.get("credentials", {}).values():
-                assert ref["name"] == "n8n-chaos ledger", (wut.name, node["name"])
+                assert ref["name"] == "n8n-chaos ledger", (name, node["name"])
+
+
+def test_bundled_ledgers_use_their_own_tables() -> None:
+    """The bundled workflows share one ledger database: no table is created twice."""
+    owners: dict[str, str] = {}
+    for wut in discover(BUNDLED):
+        for table in re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", wut.ledger_schema_sql or ""):
+            assert owners.setdefault(table, wut.name) == wut.name, (table, wut.name)
 
 
 # -- issue 7: early acknowledgement, failed states, effect id, companions, negative controls --

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +71,8 @@ class CaseRecord:
     directory: Path
     doc: dict[str, Any]
     phases: list[dict[str, Any]] = field(default_factory=list)
+    # What the case has seen so far (journal, history), merged into every write.
+    snapshot: Callable[[], dict[str, Any]] = dict
 
     @property
     def path(self) -> Path:
@@ -92,7 +94,8 @@ class CaseRecord:
             out.write(json.dumps(attempt.to_json()) + "\n")
 
     def write(self, **more: Any) -> None:
-        self.doc.update(more, phases=self.phases)
+        self.doc.update(self.snapshot(), phases=self.phases)
+        self.doc.update(more)
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self.doc, indent=2, default=str) + "\n")
         tmp.replace(self.path)
@@ -133,6 +136,7 @@ def run_case(
     (case_dir / "history.jsonl").unlink(missing_ok=True)
     record = CaseRecord(case_dir, _header(case, key))
     run.history.sink = record.attempt
+    record.snapshot = lambda: {"journal": run.journal.to_json(), "history": run.history.to_json()}
     log_marks = {p.name: p.log_size() for p in stack.processes}
     failure: BaseException | None = None
     settled = SettleResult(settled=False, waited_s=0.0)
@@ -157,17 +161,20 @@ def run_case(
 
 
 def _deliver(run: CaseRun, plan: DeliveryPlan, point: CrashPoint, record: CaseRecord) -> None:
+    with record.phase("prepare"):
+        run.fault.prepare(run.ctx)
     try:
-        with record.phase("prepare"):
-            run.fault.prepare(run.ctx)
-            point.arm(run)
+        point.arm(run)
         with record.phase("deliver"):
             delivery = plan.start(run)
-            point.strike(run, delivery)
-            if not delivery.join(DELIVERY_S):
-                run.journal.record("deadline.expired", "the first delivery", deadline_s=DELIVERY_S)
+            with record.phase("strike"):
+                point.strike(run, delivery)
     finally:
+        # Holds end with the strike: the sender's retries must find the links open again.
         point.disarm(run)
+    with record.phase("await answer"):
+        if not delivery.join(DELIVERY_S):
+            run.journal.record("deadline.expired", "the first delivery", deadline_s=DELIVERY_S)
 
 
 def _aftermath(run: CaseRun, plan: DeliveryPlan, record: CaseRecord) -> SettleResult:

@@ -101,7 +101,15 @@ def test_a_correct_workflow_passes_and_every_phase_is_on_disk(stack: fakes.FakeS
     assert result.judgement.verdict is Verdict.PASS
     doc = json.loads(result.evidence_path.read_text())
     names = [p["name"] for p in doc["phases"]]
-    assert names[:5] == ["prepare", "deliver", "await fault", "heal", "settle"]
+    assert names[:7] == [
+        "prepare",
+        "deliver",
+        "strike",
+        "await answer",
+        "await fault",
+        "heal",
+        "settle",
+    ]
     assert names[-1] == "collect"
     assert all(p["ended_at"] >= p["started_at"] for p in doc["phases"])
     history = (result.evidence_path.parent / "history.jsonl").read_text().splitlines()

@@ -204,6 +204,8 @@ def test_definite_rejections_are_4xx_without_effect(
     assert invalid.status_code == 400, invalid.text
     assert invalid.json()["status"] == "rejected"
     assert flow.deliver(key, event_id).is_success
+    if flow.wut.acknowledges_early:
+        flow.eventually("the charge after the 202", lambda: flow.ledger_state(key) == "confirmed")
     changed = {"amount": 999} if flow.wut.effect == "charges" else {"subject": "another"}
     mismatch = flow.deliver(key, event_id, **changed)
     assert mismatch.status_code == 422, mismatch.text
@@ -288,3 +290,119 @@ def test_error_workflow_confirms_a_charge_committed_before_a_5xx(
     assert again.status_code == 200, again.text
     committed = flow.control.commits(reference=key)[0].effect_id
     assert flow.wut.effect_id_in(again.json()) == committed
+
+
+# -- accept first, charge afterwards (payment_async and its reconciler) ---------------------
+
+
+def test_payment_async_accepts_then_charges_once(deployments: dict[str, Deployed]) -> None:
+    flow = deployments["payment_async"]
+    key, event_id = fresh_key("async")
+    first = flow.deliver(key, event_id)
+    assert first.status_code == 202, first.text
+    assert first.json()["status"] == "accepted"
+    flow.eventually("the charge after the 202", lambda: flow.ledger_state(key) == "confirmed")
+    assert flow.commits(key) == 1
+    again = flow.deliver(key, event_id)
+    assert again.status_code == 200, again.text
+    committed = flow.control.commits(reference=key)[0].effect_id
+    assert flow.wut.effect_id_in(again.json()) == committed
+    settled = flow.reconcile(key)
+    assert settled.status_code == 200 and settled.json()["reconciled"] is False
+    assert flow.commits(key) == 1
+
+
+def test_payment_async_reconciler_settles_what_a_crash_left_claimed(
+    deployments: dict[str, Deployed], n8n_stack: Stack
+) -> None:
+    """A row claimed by a delivery whose worker died before the charge: redeliveries answer
+    202 without charging; the reconciler finds no charge under the key and charges once."""
+    flow = deployments["payment_async"]
+    key, event_id = fresh_key("async-crash")
+    with psycopg.connect(n8n_stack.ledger_dsn, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO async_ledger (op_key, order_id, request, status) "
+            "VALUES (%s, %s, %s::jsonb, 'claimed')",
+            (f"pay:{key}", key, Jsonb({"amount": 1250, "currency": "EUR", "reference": key})),
+        )
+    again = flow.deliver(key, event_id)
+    assert again.status_code == 202, again.text
+    time.sleep(1.0)
+    assert flow.commits(key) == 0
+    settled = flow.reconcile(key)
+    assert settled.status_code == 200, settled.text
+    assert settled.json()["status"] == "confirmed" and settled.json()["reconciled"] is True
+    assert flow.ledger_state(key) == "confirmed"
+    assert flow.commits(key) == 1
+    assert flow.reconcile(key).json()["reconciled"] is False
+    assert flow.commits(key) == 1
+
+
+# -- negative controls: the bugs that show without a crash -----------------------------------
+
+
+def test_broken_never_charges_never_charges(deployments: dict[str, Deployed]) -> None:
+    flow = deployments["broken_never_charges"]
+    key, event_id = fresh_key("never")
+    response = flow.deliver(key, event_id)
+    assert response.status_code == 503, response.text
+    assert flow.attempts(key) == 0 and flow.commits(key) == 0
+
+
+def test_broken_remove_duplicates_answers_a_dropped_event_with_an_empty_200(
+    deployments: dict[str, Deployed],
+) -> None:
+    """The second delivery of an event is dropped by Remove Duplicates, and n8n answers 200
+    with an empty body: after a crash before the charge, that 200 is a lost payment."""
+    flow = deployments["broken_remove_duplicates"]
+    key, event_id = fresh_key("dedup-node")
+    assert flow.deliver(key, event_id).status_code == 200
+    again = flow.deliver(key, event_id)
+    assert again.status_code == 200 and again.text == ""
+    assert flow.commits(key) == 1
+
+
+def test_broken_unknown_as_failure_says_failed_after_a_commit(
+    deployments: dict[str, Deployed],
+) -> None:
+    flow = deployments["broken_unknown_as_failure"]
+    key, event_id = fresh_key("unknown-failed")
+    flow.control.add_fault(FaultKind.COMMIT_THEN_ERROR, key=f"pay:{key}", attempts=(1,))
+    response = flow.deliver(key, event_id)
+    assert response.status_code == 422, response.text
+    assert flow.ledger_state(key) == "failed"
+    assert flow.commits(key) == 1  # the lie: told 'failed', but charged
+
+
+def test_broken_resend_on_unknown_charges_again_after_the_key_expired(
+    deployments: dict[str, Deployed], n8n_stack: Stack
+) -> None:
+    flow = deployments["broken_resend_on_unknown"]
+    key, event_id = fresh_key("resend")
+    assert flow.deliver(key, event_id).status_code == 200
+    with psycopg.connect(n8n_stack.ledger_dsn, autocommit=True) as conn:
+        conn.execute("UPDATE bru_ledger SET status = 'unknown' WHERE op_key = %s", (f"pay:{key}",))
+    with n8n_stack.require_provider().keys_expired():
+        again = flow.deliver(key, event_id)
+    assert again.status_code == 200, again.text
+    assert flow.commits(key) == 2
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "broken_key_from_execution",
+        "broken_no_idempotency_key",
+        "broken_done_before_effect",
+        "broken_read_then_insert",
+    ],
+)
+def test_broken_controls_look_fine_without_a_fault(
+    deployments: dict[str, Deployed], name: str
+) -> None:
+    """Without a fault each of these charges once and answers 200: only the matrix shows them."""
+    flow = deployments[name]
+    key, event_id = fresh_key(name)
+    response = flow.deliver(key, event_id)
+    assert response.status_code == 200, response.text
+    assert flow.commits(key) == 1

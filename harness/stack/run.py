@@ -22,6 +22,19 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
+def point_latest(run_dir: Path) -> None:
+    """Make ``<parent>/latest`` point at ``run_dir`` (convenience only: a concurrent run may
+    win the race, and a failure here never fails a run)."""
+    latest = run_dir.parent / "latest"
+    tmp = run_dir.parent / f".latest-{os.getpid()}"
+    try:
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(run_dir.name)
+        tmp.replace(latest)  # atomic: readers never see no `latest`
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
 @dataclass
 class RunContext:
     run_id: str
@@ -29,16 +42,12 @@ class RunContext:
     reaper: Reaper
 
     @classmethod
-    def create(cls, runs_root: Path | None = None) -> RunContext:
+    def create(cls, runs_root: Path | None = None, link_latest: bool = True) -> RunContext:
         run_id = new_run_id()
         run_dir = (runs_root or default_runs_root()) / run_id
         (run_dir / "logs").mkdir(parents=True)
-        latest = run_dir.parent / "latest"
-        try:  # convenience only; a concurrent run may win the race
-            latest.unlink(missing_ok=True)
-            latest.symlink_to(run_id)
-        except OSError:
-            pass
+        if link_latest:
+            point_latest(run_dir)
         return cls(run_id=run_id, run_dir=run_dir, reaper=Reaper(run_id))
 
     def process(

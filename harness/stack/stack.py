@@ -36,9 +36,12 @@ from harness.stack.ports import HOST, ensure_free, free_port
 from harness.stack.postgres import PostgresServer
 from harness.stack.process import ManagedProcess
 from harness.stack.provider import ProviderServer, ProviderSettings
-from harness.stack.readiness import Service, wait_all_ready, wait_ready
+from harness.stack.readiness import Service, wait_all_ready
 from harness.stack.redis import RedisServer
 from harness.stack.run import RunContext
+from harness.stack.template import DatabaseTemplate
+from harness.stack.template import cached as template_is_cached
+from harness.stack.template import ensure as ensure_template
 from harness.stack.toxiproxy import Proxy, ToxiproxyClient
 from harness.stack.toxiproxy_server import ToxiproxyServer
 
@@ -75,6 +78,9 @@ class StackConfig:
     # The fake payment provider, started as part of the stack and proxied as upstream
     # "provider"; None leaves it out.
     provider: ProviderSettings | None = field(default_factory=ProviderSettings)
+    # Copy n8n's database from a migrated template (made once per n8n version, in the
+    # cache) instead of migrating a fresh one; False migrates a fresh database (--fresh-db).
+    db_template: bool = True
 
     def validate(self) -> None:
         if self.workers < 1:
@@ -212,12 +218,15 @@ class Stack:
         config.validate()
         if config.main_port is not None:
             ensure_free(config.main_port, "n8n main")
+        template, template_s = _template_for(installation, config, progress)
         run = RunContext.create(config.runs_root)
         progress(f"run {run.run_id}: logs in {run.run_dir}")
         stack: Stack | None = None
         try:
             stack = cls._assemble(installation, config, run)
-            stack._bring_up(progress)
+            if template_s:
+                stack.timings["template made (once)"] = template_s
+            stack._bring_up(progress, template)
             return stack
         except BaseException as exc:
             if stack is not None and keep_on_failure and isinstance(exc, HarnessError):
@@ -310,12 +319,16 @@ class Stack:
             webhook=webhook,
         )
 
-    def _bring_up(self, progress: Progress) -> None:
+    def _bring_up(self, progress: Progress, template: DatabaseTemplate | None) -> None:
         started = time.monotonic()
         progress("starting Postgres, Redis, Toxiproxy and the provider")
-        initdb_started = time.monotonic()
-        self.postgres.initdb()
-        self.timings["postgres initdb"] = time.monotonic() - initdb_started
+        step = time.monotonic()
+        if template is not None:
+            self.postgres.copy_from(template.data_dir, template.password)
+            self.timings["postgres template copy"] = time.monotonic() - step
+        else:
+            self.postgres.initdb()
+            self.timings["postgres initdb"] = time.monotonic() - step
         backing: list[Service] = [self.postgres, self.redis, self.toxiproxy_server]
         if self.provider is not None:
             backing.append(self.provider)
@@ -324,27 +337,32 @@ class Stack:
         self.timings.update(
             wait_all_ready([s.readiness() for s in backing], self.config.ready_timeout_s)
         )
-        for database in ("n8n", LEDGER_DATABASE):
+        # The copy still answers to the template's password: this run's own, before n8n.
+        self.postgres.rotate_password()
+        for database in ("n8n", LEDGER_DATABASE) if template is None else (LEDGER_DATABASE,):
             self.postgres.create_database(database)
         for name, upstream in self.links.items():
             self.proxies[name] = self.toxiproxy.create_proxy(
                 name, upstream, listen=f"{HOST}:{self.listen_ports[name]}"
             )
 
-        progress("starting n8n main (runs the database migrations)")
-        self.main.start()
-        self.timings["main"] = wait_ready(self.main.readiness(), self.config.ready_timeout_s)
-
-        others = [*self.workers, *([self.webhook] if self.webhook else [])]
-        progress(
-            f"starting {len(self.workers)} worker(s)"
-            + (" and the webhook processor" if self.webhook else "")
-        )
-        for proc in others:
-            proc.start()
-        self.timings.update(
-            wait_all_ready([p.readiness() for p in others], self.config.ready_timeout_s)
-        )
+        webhook = [self.webhook] if self.webhook else []
+        if template is not None:
+            # Migrations are done, and main and workers seed the instance's keys race-free
+            # (insert-or-ignore), so they start together; the webhook processor only reads
+            # those keys, so it starts once main has seeded them.
+            waves = [[self.main, *self.workers], webhook]
+            progress("starting n8n main and workers (database from the migrated template)")
+        else:
+            # Every n8n process migrates at start: main alone first, then the others.
+            waves = [[self.main], [*self.workers, *webhook]]
+            progress("starting n8n main (runs the database migrations)")
+        for wave in waves:
+            for proc in wave:
+                proc.start()
+            self.timings.update(
+                wait_all_ready([p.readiness() for p in wave], self.config.ready_timeout_s)
+            )
         progress("creating the owner, an API key and the ledger credential")
         self.owner = bootstrap_owner(self.main.base_url)
         self.api = N8nApi(self.main.base_url, self.owner.api_key)
@@ -431,6 +449,23 @@ class Stack:
         (self.run.run_dir / "stack.json").unlink(missing_ok=True)
         if not keep_data:
             self.postgres.remove_data()
+
+
+def _template_for(
+    inst: Installation, config: StackConfig, progress: Progress
+) -> tuple[DatabaseTemplate | None, float]:
+    """The migrated database template (made now if missing), and how long making it took.
+    A template that cannot be made is not fatal: the stack then migrates a fresh database."""
+    if not config.db_template or inst.cache_dir is None:
+        return None, 0.0
+    started = time.monotonic()
+    was_cached = template_is_cached(inst)
+    try:
+        template = ensure_template(inst, progress, config.ready_timeout_s)
+    except HarnessError as exc:
+        progress(f"no database template, migrating a fresh database: {exc}")
+        return None, 0.0
+    return template, 0.0 if was_cached else time.monotonic() - started
 
 
 def _links(

@@ -6,9 +6,12 @@ the job although the paused worker will go on with it once resumed.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from harness.faults.base import FaultContext, NoAction, register
+
+STOP_CONFIRM_S = 2.0
 
 
 def _proc_state(pid: int | None) -> str | None:
@@ -36,8 +39,15 @@ class WorkerPause(NoAction):
         worker = ctx.stack.workers[ctx.target()]
         ctx.journal.record("fault.inject", self.name, worker=worker.name, pid=worker.pid)
         worker.pause()
-        if _proc_state(worker.pid) == "T":  # the kernel says it is stopped
-            self.stopped.append(f"{worker.name} (pid {worker.pid}) in state T")
+        # SIGSTOP is delivered asynchronously: ask the kernel until it says stopped (T).
+        deadline = time.monotonic() + STOP_CONFIRM_S
+        while time.monotonic() < deadline:
+            state = _proc_state(worker.pid)
+            if state == "T":
+                self.stopped.append(f"{worker.name} (pid {worker.pid}) in state T")
+                return
+            time.sleep(0.01)
+        ctx.journal.record("fault.unconfirmed", self.name, proc_state=_proc_state(worker.pid))
 
     def heal(self, ctx: FaultContext) -> None:
         for worker in ctx.stack.workers:

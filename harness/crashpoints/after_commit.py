@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from fake_providers.payment import Barrier, BarrierState
 from fake_providers.payment import CrashPoint as ProviderPoint
-from harness.crashpoints.base import HOLD_S, REACH_S, Window, register
+from harness.crashpoints.base import Window, committed_and_running, hold_at, register
 
 if TYPE_CHECKING:
     from harness.case_run import CaseRun
@@ -35,23 +35,14 @@ class AfterCommit(Window):
         self.barrier: Barrier | None = None
 
     def arm(self, run: CaseRun) -> None:
-        control = run.stack.require_provider().control
-        self.barrier = control.arm_barrier(None, ProviderPoint.COMMITTED, HOLD_S, reference=run.key)
+        self.barrier = hold_at(run, ProviderPoint.COMMITTED)
 
     def strike(self, run: CaseRun, delivery: BackgroundDelivery) -> None:
         barrier = self.barrier
         assert barrier is not None
-        if not run.wait_for(
-            "the effect to be committed and held",
-            lambda: barrier.info().reached,
-            REACH_S,
-            give_up=lambda: run.work_over(delivery),
-        ):
-            return
-        execution = run.wait_running_execution(30.0, lambda: run.work_over(delivery))
-        if execution is not None:
-            run.find_target(execution)
-        if barrier.info().state is not BarrierState.HOLDING:
+        reached, _ = committed_and_running(run, barrier, delivery)
+        # No worker needed by every fault (main_kill, outages): strike while it is held.
+        if not reached or barrier.info().state is not BarrierState.HOLDING:
             return
         struck = time.time()
         run.inject()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from fake_providers.payment import Barrier
 from fake_providers.payment import CrashPoint as ProviderPoint
-from harness.crashpoints.base import HOLD_S, REACH_S, Window, register
+from harness.crashpoints.base import Window, committed_and_running, hold_at, register
 from harness.stack.toxiproxy import Proxy
 
 if TYPE_CHECKING:
@@ -34,24 +34,13 @@ class AfterResponse(Window):
         self.held: list[Proxy] = []
 
     def arm(self, run: CaseRun) -> None:
-        control = run.stack.require_provider().control
-        self.committed = control.arm_barrier(
-            None, ProviderPoint.COMMITTED, HOLD_S, reference=run.key
-        )
-        self.responded = control.arm_barrier(
-            None, ProviderPoint.RESPONDED, HOLD_S, reference=run.key
-        )
+        self.committed = hold_at(run, ProviderPoint.COMMITTED)
+        self.responded = hold_at(run, ProviderPoint.RESPONDED)
 
     def strike(self, run: CaseRun, delivery: BackgroundDelivery) -> None:
         committed, responded = self.committed, self.responded
         assert committed is not None and responded is not None
-        over = lambda: run.work_over(delivery)  # noqa: E731
-        if not run.wait_for(
-            "the effect to be committed", lambda: committed.info().reached, REACH_S, over
-        ):
-            return
-        execution = run.wait_running_execution(30.0, over)
-        worker = run.find_target(execution) if execution is not None else None
+        _, worker = committed_and_running(run, committed, delivery)
         if worker is None:
             return
         self.held = [

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
+from fake_providers.payment import Barrier
+from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.registry import Registry
 
 if TYPE_CHECKING:
@@ -62,6 +64,27 @@ class Window:
 
     def proof(self) -> str | None:
         return self.fact
+
+
+def hold_at(run: CaseRun, point: ProviderPoint) -> Barrier:
+    """Arm a provider barrier for the case's reference (its hold outlasts any strike)."""
+    control = run.stack.require_provider().control
+    return control.arm_barrier(None, point, HOLD_S, reference=run.key)
+
+
+def committed_and_running(
+    run: CaseRun, committed: Barrier, delivery: BackgroundDelivery
+) -> tuple[bool, int | None]:
+    """Wait until the effect is committed and held at ``committed``, then find the worker
+    running the execution: (reached, worker). Gives up (journaled) when the workflow's work
+    ended without getting there."""
+    over = lambda: run.work_over(delivery)  # noqa: E731
+    if not run.wait_for(
+        "the effect to be committed", lambda: committed.info().reached, REACH_S, over
+    ):
+        return False, None
+    execution = run.wait_running_execution(30.0, over)
+    return True, None if execution is None else run.find_target(execution)
 
 
 CRASHPOINTS: Registry[CrashPoint] = Registry("crash point")

@@ -16,10 +16,11 @@ import time
 from typing import TYPE_CHECKING
 
 import psycopg
+from psycopg import sql
 
 from fake_providers.payment import Barrier
 from fake_providers.payment import CrashPoint as ProviderPoint
-from harness.crashpoints.base import HOLD_S, REACH_S, Window, register
+from harness.crashpoints.base import Window, committed_and_running, hold_at, register
 
 if TYPE_CHECKING:
     from harness.case_run import CaseRun
@@ -43,30 +44,25 @@ class InLedgerWrite(Window):
         self.lock: psycopg.Connection[tuple[object, ...]] | None = None
 
     def arm(self, run: CaseRun) -> None:
-        control = run.stack.require_provider().control
-        self.barrier = control.arm_barrier(None, ProviderPoint.COMMITTED, HOLD_S, reference=run.key)
+        self.barrier = hold_at(run, ProviderPoint.COMMITTED)
 
     def strike(self, run: CaseRun, delivery: BackgroundDelivery) -> None:
         barrier = self.barrier
         assert barrier is not None
-        over = lambda: run.work_over(delivery)  # noqa: E731
-        if not run.wait_for(
-            "the effect to be committed", lambda: barrier.info().reached, REACH_S, over
-        ):
-            return
-        execution = run.wait_running_execution(30.0, over)
-        if execution is None or run.find_target(execution) is None:
+        _, worker = committed_and_running(run, barrier, delivery)
+        if worker is None:
             return
         self.lock = lock = psycopg.connect(run.stack.ledger_dsn)
         tables = [
-            f'"{schema}"."{name}"'
+            sql.Identifier(schema, name)
             for schema, name in lock.execute(
                 "SELECT schemaname, tablename FROM pg_tables WHERE schemaname = 'public'"
             ).fetchall()
         ]
         if not tables:
             return
-        lock.execute(f"LOCK TABLE {', '.join(tables)} IN EXCLUSIVE MODE")
+        # EXCLUSIVE: the workflow's reads go on, its writes wait for the harness.
+        lock.execute(sql.SQL("LOCK TABLE {} IN EXCLUSIVE MODE").format(sql.SQL(", ").join(tables)))
         holder = lock.info.backend_pid
         barrier.release()
         blocked: list[tuple[object, ...]] = []
@@ -77,7 +73,10 @@ class InLedgerWrite(Window):
             return bool(blocked)
 
         if not run.wait_for(
-            "the ledger write to block on the harness's lock", write_blocked, WRITE_WAIT_S, over
+            "the ledger write to block on the harness's lock",
+            write_blocked,
+            WRITE_WAIT_S,
+            lambda: run.work_over(delivery),
         ):
             return
         struck = time.time()

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from harness.case_run import CaseRun
     from harness.workload import BackgroundDelivery
 
-RELEASE_AFTER_S = 8.0
+RELEASE_AFTER_S = 9.0
 RELEASE_CONFIRM_S = 10.0
 
 

@@ -349,19 +349,6 @@ def test_broken_never_charges_never_charges(deployments: dict[str, Deployed]) ->
     assert flow.attempts(key) == 0 and flow.commits(key) == 0
 
 
-def test_broken_remove_duplicates_answers_a_dropped_event_with_an_empty_200(
-    deployments: dict[str, Deployed],
-) -> None:
-    """The second delivery of an event is dropped by Remove Duplicates, and n8n answers 200
-    with an empty body: after a crash before the charge, that 200 is a lost payment."""
-    flow = deployments["broken_remove_duplicates"]
-    key, event_id = fresh_key("dedup-node")
-    assert flow.deliver(key, event_id).status_code == 200
-    again = flow.deliver(key, event_id)
-    assert again.status_code == 200 and again.text == ""
-    assert flow.commits(key) == 1
-
-
 def test_broken_unknown_as_failure_says_failed_after_a_commit(
     deployments: dict[str, Deployed],
 ) -> None:
@@ -393,7 +380,6 @@ def test_broken_resend_on_unknown_charges_again_after_the_key_expired(
     [
         "broken_key_from_execution",
         "broken_no_idempotency_key",
-        "broken_done_before_effect",
         "broken_read_then_insert",
     ],
 )

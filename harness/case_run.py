@@ -70,10 +70,12 @@ class CaseRun:
         """The sender retries once the fault is healed: at once for an open-ended fault, at
         the end of its duration for a timed one (a retry must not cut an outage short)."""
         self.journal.record("delivery.retry", "sender", after_status=attempt.status)
-        if self.fault.duration_s is None:
-            self.heal()
-        else:
+        if self.fault.duration_s is not None:
             self.wait_timed_heal()
+        elif self.fault.retry_needs_heal:
+            self.heal()
+        else:  # e.g. a killed worker restarts while the live one serves the retry
+            threading.Thread(target=self._heal_noting_errors, daemon=True).start()
 
     def deliver(
         self, body: dict[str, Any] | None = None, delivery: str = "d1", retry: bool = True
@@ -108,6 +110,12 @@ class CaseRun:
             self.heal()
         finally:
             self._timed_heal_done.set()
+
+    def _heal_noting_errors(self) -> None:
+        try:
+            self.heal()
+        except Exception as exc:  # the case's own final heal tries again and reports
+            self.journal.record("harness.error", "background heal", message=str(exc)[:300])
 
     def heal(self) -> None:
         # Heals come from the case, the sender's retry and a fault's timer: one at a time.

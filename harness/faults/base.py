@@ -55,6 +55,7 @@ class Fault(Protocol):
     needs: ClassVar[frozenset[str]]
     loses_answer: ClassVar[bool]
     effect_possible: ClassVar[bool]
+    retry_needs_heal: ClassVar[bool]
 
     def prepare(self, ctx: FaultContext) -> None: ...
 
@@ -78,6 +79,8 @@ class NoAction:
     needs: ClassVar[frozenset[str]] = frozenset()
     loses_answer: ClassVar[bool] = False
     effect_possible: ClassVar[bool] = True  # False: the scenario makes the effect impossible
+    # False: the sender may retry while the heal runs (another worker serves the retry).
+    retry_needs_heal: ClassVar[bool] = True
 
     def prepare(self, ctx: FaultContext) -> None:
         del ctx

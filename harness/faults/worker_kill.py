@@ -13,6 +13,7 @@ class WorkerKill(NoAction):
     crashpoints = PROCESS_WINDOWS
     needs = frozenset({"second_worker"})  # a live worker's stall sweep fails the dead one's job
     loses_answer = True
+    retry_needs_heal = False  # the live worker serves the retry while this one restarts
 
     def __init__(self) -> None:
         self.killed: list[tuple[str, int | None]] = []

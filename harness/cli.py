@@ -53,7 +53,7 @@ def main() -> None:
     Typical use:
       n8n-chaos install                 put n8n, Node, Postgres, Toxiproxy in the cache
       n8n-chaos run                     the crash matrix on the bundled workflows
-      n8n-chaos run -k payment_naive-worker_kill-after_commit    one case by name
+      n8n-chaos run -k payment_naive-retry-worker_kill-after_commit   one case by name
       n8n-chaos list                    every case and its expected verdicts
       n8n-chaos up --workers 3          run a stack until Ctrl-C (prints its addresses)
       n8n-chaos down                    end the stacks started by `up`
@@ -64,11 +64,21 @@ def main() -> None:
 
 @main.command()
 @click.option("--n8n-version", default=DEFAULT_N8N_VERSION, show_default=True, help=_VERSION_HELP)
-def install(n8n_version: str) -> None:
+@click.option(
+    "--template/--no-template",
+    default=True,
+    show_default=True,
+    help="Also make the migrated n8n database that stacks start from (once per version).",
+)
+def install(n8n_version: str, template: bool) -> None:
     """Install pinned versions of every part into the cache (a no-op when cached)."""
+    from harness.stack.template import ensure as ensure_template
+
     started = time.monotonic()
     try:
         inst = _installer(n8n_version).install()
+        if template:
+            ensure_template(inst, lambda m: console.print(f"[bold]install[/] template: {m}"))
     except HarnessError as exc:
         _fail(exc)
     console.print(
@@ -129,6 +139,11 @@ def install(n8n_version: str) -> None:
 @click.option(
     "--keep", is_flag=True, help="On a failed start, leave the run's data for inspection."
 )
+@click.option(
+    "--fresh-db",
+    is_flag=True,
+    help="Migrate a fresh n8n database instead of copying the cached migrated template.",
+)
 def up(
     workers: int,
     webhook_processor: bool,
@@ -140,6 +155,7 @@ def up(
     with_provider: bool,
     provider_key_ttl: float,
     keep: bool,
+    fresh_db: bool,
 ) -> None:
     """Start a stack and keep it running until Ctrl-C or `n8n-chaos down`."""
     try:
@@ -152,6 +168,7 @@ def up(
             main_port=main_port,
             ready_timeout_s=ready_timeout,
             provider=ProviderSettings(key_ttl_s=provider_key_ttl) if with_provider else None,
+            db_template=not fresh_db,
         )
         inst = _installer(n8n_version).install()
         with console.status("starting the stack") as status:
@@ -194,8 +211,17 @@ def up(
 def down(timeout: float) -> None:
     """Stop every stack that `up` started from this directory's run folder."""
     root = default_runs_root()
-    runs = [p for p in root.iterdir() if p.is_dir() and not p.is_symlink()] if root.exists() else []
-    states = sorted(run / "stack.json" for run in runs if (run / "stack.json").exists())
+    # <runs>/<run id>/stack.json, or <runs>/<invocation>/<gwN>/stack.json under pytest -n.
+    states = (
+        sorted(
+            path
+            for pattern in ("*/stack.json", "*/*/stack.json")
+            for path in root.glob(pattern)
+            if not path.parent.is_symlink() and not path.parent.parent.is_symlink()
+        )
+        if root.exists()
+        else []
+    )
     if not states:
         console.print(f"no running stack under {root}")
         return
@@ -257,22 +283,72 @@ def list_cases(workflows_dir: Path | None) -> None:
 @click.option(
     "--alluredir", default="allure-results", show_default=True, help="Where Allure results go."
 )
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Stacks side by side on this machine (pytest-xdist workers, one stack each).",
+)
+@click.option(
+    "--shard",
+    default=None,
+    metavar="I/N",
+    help="Run only shard I of N of the selected cases (stable; one CI machine per shard).",
+)
+@click.option(
+    "--shard-timings",
+    "shard_timings",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="timings.json of an earlier run: balance --shard by measured cost. Repeatable.",
+)
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Run every case N times (ids end in -r1..-rN).",
+)
 @click.pass_context
 def run(
-    ctx: click.Context, workflows_dir: Path | None, keyword: str | None, alluredir: str
+    ctx: click.Context,
+    workflows_dir: Path | None,
+    keyword: str | None,
+    alluredir: str,
+    jobs: int,
+    shard: str | None,
+    shard_timings: tuple[Path, ...],
+    repeat: int | None,
 ) -> None:
     """Run the crash matrix (a pytest run of harness/suite.py); extra args go to pytest.
 
     \b
     Examples:
       n8n-chaos run                                   every case, bundled workflows
-      n8n-chaos run -k payment_idempotent-worker_kill-after_commit
+      n8n-chaos run -k payment_idempotent-retry-worker_kill-after_commit
       n8n-chaos run --workflows ./my_workflows -x     your own workflows + manifests
+      n8n-chaos run -j 2                              two stacks side by side
+      n8n-chaos run --shard 2/4                       the second of four CI machines
     """
     import subprocess
 
     import harness.suite
+    from harness.sharding import parse_shard
 
+    if shard is not None:
+        try:
+            parse_shard(shard)
+        except ConfigError as exc:
+            _fail(exc)
+    for path in shard_timings:
+        if not path.is_file():
+            _fail(
+                ConfigError(
+                    f"--shard-timings {path}: no such file; pass the timings.json of an "
+                    "earlier run (in its run directory), or leave the option out"
+                )
+            )
     argv = [
         sys.executable,
         "-m",
@@ -286,6 +362,13 @@ def run(
         argv.append(f"--chaos-workflows={workflows_dir}")
     if keyword:
         argv += ["-k", keyword]
+    if jobs > 1:
+        argv += ["-n", str(jobs)]
+    if shard is not None:
+        argv.append(f"--shard={shard}")
+    argv += [f"--shard-timings={path}" for path in shard_timings]
+    if repeat is not None:
+        argv.append(f"--chaos-repeat={repeat}")
     argv += ctx.args
     sys.exit(subprocess.call(argv))
 

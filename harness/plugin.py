@@ -9,18 +9,29 @@ Fixtures only wire objects together; the work is in ``harness.stack``.
     chaos_workflows         the workflows under test (bundled, or --chaos-workflows DIR)
     chaos_deployments       each of them deployed once on the session stack
     chaos_case              parametrized: every case of the matrix (see harness.cases)
+
+Scale: under pytest-xdist (``-n N``) every worker process owns its own stack; the run
+directories of one invocation are ``<runs>/<invocation id>/<gwN>/`` with ``latest``
+pointing at the invocation. ``--shard I/N`` keeps a stable part of the selected tests
+(``harness.sharding``); every run with a stack writes ``timings.json`` (seconds per test)
+into its run directory for ``--shard-timings``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from harness.errors import ConfigError
 from harness.report.allure_report import write_categories
+from harness.sharding import TIMINGS_FILE, assign, load_timings, parse_shard, write_timings
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation, Installer
+from harness.stack.run import default_runs_root, new_run_id, point_latest
 from harness.stack.stack import Stack, StackConfig
 
 if TYPE_CHECKING:
@@ -65,6 +76,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="where run directories (logs, evidence) go (default ./.n8n-chaos/runs)",
     )
+    group.addoption(
+        "--n8n-fresh-db",
+        action="store_true",
+        default=False,
+        help="migrate a fresh n8n database instead of copying the cached migrated template",
+    )
+    group.addoption(
+        "--chaos-repeat",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run every case N times (ids end in -r1..-rN)",
+    )
+    group.addoption(
+        "--shard",
+        default=None,
+        metavar="I/N",
+        help="run only shard I of N of the selected tests (stable split; one CI machine each)",
+    )
+    group.addoption(
+        "--shard-timings",
+        action="append",
+        default=None,
+        metavar="FILE",
+        help=f"balance --shard by the {TIMINGS_FILE} of earlier runs (repeatable; "
+        "default: split by a hash of each test id)",
+    )
 
 
 BUNDLED_WORKFLOWS = Path(__file__).resolve().parent.parent / "workflows_under_test"
@@ -90,10 +128,108 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("chaos_case", cases, ids=[c.id for c in cases], scope="function")
 
 
+# -- scale: xdist workers, shards, timings ---------------------------------------------
+_INVOCATION = pytest.StashKey[Path]()
+_RUN_DIR = pytest.StashKey[Path]()
+_DURATIONS = pytest.StashKey[dict[str, float]]()
+_WORKER_KEY = "n8n_chaos_invocation"
+
+
+def _is_xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_DURATIONS] = {}
+    config.pluginmanager.register(_Timings(config.stash[_DURATIONS]), "n8n-chaos-timings")
+    shard = config.getoption("--shard", default=None)
+    if shard:
+        try:
+            parse_shard(shard)
+        except ConfigError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+    if not _is_xdist_worker(config) and (config.getoption("numprocesses", default=None) or 0):
+        # Under xdist: one directory for the whole invocation, a sub-folder per worker.
+        runs = config.getoption("--n8n-runs-dir")
+        root = Path(runs) if runs else default_runs_root()
+        config.stash[_INVOCATION] = root.resolve() / new_run_id()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: tell each worker the invocation's run directory."""
+    invocation = node.config.stash.get(_INVOCATION, None)
+    if invocation is not None:
+        node.workerinput[_WORKER_KEY] = str(invocation)
+
+
+def _worker_run_dir(config: pytest.Config) -> Path | None:
+    """Under xdist, this worker's run directory ``<invocation>/<gwN>``; else None."""
+    workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+    invocation = workerinput.get(_WORKER_KEY)
+    if invocation is None:
+        return None
+    return Path(invocation) / str(workerinput.get("workerid", f"pid{os.getpid()}"))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    shard = config.getoption("--shard", default=None)
+    if not shard:
+        return
+    index, total = parse_shard(shard)
+    timing_files = config.getoption("--shard-timings", default=None) or []
+    try:
+        costs = load_timings(Path(f) for f in timing_files)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    chosen = assign([item.nodeid for item in items], total, costs)
+    keep = [item for item in items if chosen[item.nodeid] == index]
+    dropped = [item for item in items if chosen[item.nodeid] != index]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+class _Timings:
+    """Seconds per test (the call phase). Under xdist the controller sees every worker's
+    reports, so it alone writes them."""
+
+    def __init__(self, durations: dict[str, float]) -> None:
+        self.durations = durations
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            self.durations[report.nodeid] = report.duration
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    alluredir = session.config.getoption("--alluredir", default=None)
+    config = session.config
+    if _is_xdist_worker(config):
+        return  # the controller writes what is shared
+    alluredir = config.getoption("--alluredir", default=None)
     if alluredir:
         write_categories(Path(alluredir))
+    run_dir = config.stash.get(_INVOCATION, None) or config.stash.get(_RUN_DIR, None)
+    if run_dir is None or not run_dir.is_dir():
+        return
+    durations = config.stash.get(_DURATIONS, {})
+    if durations:
+        write_timings(run_dir / TIMINGS_FILE, durations)
+    if _INVOCATION in config.stash:
+        _index_cases(run_dir)
+
+
+def _index_cases(invocation: Path) -> None:
+    """``<invocation>/cases/<case id>`` -> the worker folder that ran it (one place to look)."""
+    index = invocation / "cases"
+    for case_dir in sorted(invocation.glob("*/cases/*")):
+        if case_dir.parent.parent == invocation:
+            continue
+        index.mkdir(exist_ok=True)
+        link = index / case_dir.name
+        with contextlib.suppress(OSError):
+            link.symlink_to(os.path.relpath(case_dir, index))
 
 
 @pytest.fixture(scope="session")
@@ -135,6 +271,8 @@ def n8n_chaos_config(
     runs_dir = opt("--n8n-runs-dir")
     return StackConfig(
         workers=opt("--n8n-workers") if opt("--n8n-workers") is not None else defaults.workers,
+        db_template=not opt("--n8n-fresh-db"),
+        run_dir=_worker_run_dir(pytestconfig),
         webhook_processor=bool(opt("--n8n-webhook-processor")),
         n8n_version=opt("--n8n-version") or defaults.n8n_version,
         upstreams=n8n_chaos_upstreams,
@@ -161,10 +299,16 @@ def n8n_chaos_installation(
 def n8n_stack(
     pytestconfig: pytest.Config, n8n_chaos_installation: Installation, n8n_chaos_config: StackConfig
 ) -> Iterator[Stack]:
-    """A real queue-mode stack for the whole session; everything ends at session end."""
+    """A real queue-mode stack for the whole session (one per xdist worker); everything
+    ends at session end."""
+    if n8n_chaos_config.run_dir is not None:
+        n8n_chaos_config.run_dir.parent.mkdir(parents=True, exist_ok=True)
+        point_latest(n8n_chaos_config.run_dir.parent)
     stack = Stack.start(
         n8n_chaos_installation, n8n_chaos_config, progress=lambda m: _reporter_line(pytestconfig, m)
     )
+    if n8n_chaos_config.run_dir is None:
+        pytestconfig.stash[_RUN_DIR] = stack.run.run_dir
     _reporter_line(
         pytestconfig,
         "stack ready: " + ", ".join(f"{k} {v:.1f} s" for k, v in stack.timings.items()),

@@ -42,9 +42,20 @@ class RunContext:
     reaper: Reaper
 
     @classmethod
-    def create(cls, runs_root: Path | None = None, link_latest: bool = True) -> RunContext:
+    def create(
+        cls, runs_root: Path | None = None, link_latest: bool = True, run_dir: Path | None = None
+    ) -> RunContext:
+        """A new run in ``<runs_root>/<run id>``, or in ``run_dir`` when given (then its
+        parent's ``latest`` is left to the caller; a taken ``run_dir`` gets a suffix)."""
         run_id = new_run_id()
-        run_dir = (runs_root or default_runs_root()) / run_id
+        if run_dir is None:
+            run_dir = (runs_root or default_runs_root()) / run_id
+        else:
+            link_latest = False
+            base, n = run_dir, 1
+            while run_dir.exists():
+                n += 1
+                run_dir = base.with_name(f"{base.name}-{n}")
         (run_dir / "logs").mkdir(parents=True)
         if link_latest:
             point_latest(run_dir)

@@ -32,7 +32,7 @@ from harness.stack.deploy import DeployedWorkflow, deploy
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation
 from harness.stack.n8n import N8nProcess, Role, SharedEnv
 from harness.stack.n8n_api import N8nApi, Owner, bootstrap_owner
-from harness.stack.ports import HOST, ensure_free, free_port
+from harness.stack.ports import HOST, collect_ports, ensure_free, free_port, release_ports
 from harness.stack.postgres import PostgresServer
 from harness.stack.process import ManagedProcess
 from harness.stack.provider import ProviderServer, ProviderSettings
@@ -74,6 +74,9 @@ class StackConfig:
     main_port: int | None = None
     ready_timeout_s: float = 180.0
     runs_root: Path | None = None
+    # This run's directory exactly (e.g. <invocation>/gw0 under pytest-xdist); by default
+    # <runs_root>/<run id>.
+    run_dir: Path | None = None
     toxiproxy_seed: int = 0
     # The fake payment provider, started as part of the stack and proxied as upstream
     # "provider"; None leaves it out.
@@ -117,6 +120,8 @@ class Stack:
     api: N8nApi | None = None
     ledger_credential_id: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    # Ports reserved for this stack (harness.stack.ports), released when it stops.
+    reserved_ports: list[int] = field(default_factory=list)
 
     # -- addresses --------------------------------------------------------------------
     @property
@@ -219,11 +224,13 @@ class Stack:
         if config.main_port is not None:
             ensure_free(config.main_port, "n8n main")
         template, template_s = _template_for(installation, config, progress)
-        run = RunContext.create(config.runs_root)
+        run = RunContext.create(config.runs_root, run_dir=config.run_dir)
         progress(f"run {run.run_id}: logs in {run.run_dir}")
         stack: Stack | None = None
         try:
-            stack = cls._assemble(installation, config, run)
+            with collect_ports() as reserved:
+                stack = cls._assemble(installation, config, run)
+            stack.reserved_ports = reserved
             if template_s:
                 stack.timings["template made (once)"] = template_s
             stack._bring_up(progress, template)
@@ -447,6 +454,7 @@ class Stack:
             self.provider.control.close()
         self.run.reaper.close()
         (self.run.run_dir / "stack.json").unlink(missing_ok=True)
+        release_ports(self.reserved_ports)
         if not keep_data:
             self.postgres.remove_data()
 

@@ -101,6 +101,9 @@ class Evidence:
     proofs: list[Proof]
     stray_commits: list[CommitRow] = field(default_factory=list)
     declined: bool = False  # the provider definitely refused the effect (a stored decline)
+    # The workflow answers "accepted" before its work: a 2xx then promises the effect will
+    # happen (LOST if it never does), not that a given payload was charged.
+    acknowledges_early: bool = False
     effect_possible: bool = True  # False when the scenario makes the provider fail every try
     ledger_state: str | None = None
     ledger_done_state: str | None = None
@@ -187,7 +190,8 @@ def _definite(e: Evidence) -> tuple[Verdict, str] | None:
                 f"a 2xx named effect {a.effect_id}, but the provider committed "
                 f"{sorted(committed_ids) or 'nothing'}",
             )
-    if n <= 1 and any(a.outcome == "ok" for a in e.attempts if a.changed_payload):
+    changed_ok = any(a.outcome == "ok" for a in e.attempts if a.changed_payload)
+    if n <= 1 and changed_ok and not e.acknowledges_early:
         return (
             Verdict.CONTRADICTED,
             "the changed payload was answered 2xx, but the provider committed only the original",

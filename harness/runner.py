@@ -265,6 +265,7 @@ def collect(run: CaseRun, plan: DeliveryPlan, point: CrashPoint, settled: Settle
         ],
         proofs=proofs,
         stray_commits=[_commit_row(c) for c in stray],
+        acknowledges_early=wut.acknowledges_early,
         declined=any(str(a.outcome) == "declined_402" for a in attempts),
         effect_possible=effect_possible,
         ledger_state=run.ledger_state(),

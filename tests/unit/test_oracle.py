@@ -71,6 +71,10 @@ CASES = {
         evidence(attempts=[ok(), ok(delivery="changed")]),
         Verdict.CONTRADICTED,
     ),
+    "an early 'accepted' to a changed payload is no lie": (
+        evidence(attempts=[ok(), ok(delivery="changed")], acknowledges_early=True),
+        Verdict.PASS,
+    ),
     "a changed payload rejected definitely": (
         evidence(attempts=[ok(), fail("changed")]),
         Verdict.PASS,

@@ -264,6 +264,10 @@ class ProviderControl:
     def clear_faults(self) -> None:
         self._call("DELETE", "/_control/faults")
 
+    def remove_fault(self, fault_id: str) -> None:
+        """Remove one rule of the plan; ControlRequestRejected (404) if it is gone."""
+        self._call("DELETE", f"/_control/faults/{fault_id}")
+
     def arm_barrier(
         self,
         key: str | None,

@@ -1,19 +1,31 @@
-"""before_send: the worker's requests to the provider are swallowed by a toxic (held in the
-proxy, never delivered); the fault strikes while the execution runs and the provider has
-received nothing. Proof: n8n's execution row says running, the provider's attempt log has
-no request for the key, both read at the strike."""
+"""before_send: everything before the effect request has run, the request is on its way,
+and the fault strikes before anything is committed.
+
+The provider holds the request at its ``received`` barrier (the key claimed, nothing done
+yet) and a planted pre-commit error makes it end without a commit once released: for the
+workflow it is as if the request never got through, and its key is free again. So the
+window opens exactly when the workflow sends its effect request, after its own guards (a
+ledger claim, a dedup node, an early answer) ran, whatever it does before.
+
+Proof, from the provider: its barrier record shows the request held at ``received`` when the
+fault struck, and its attempt log shows that attempt ended without a commit.
+"""
 
 from __future__ import annotations
 
+import time
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
-from harness.crashpoints.base import REACH_S, Window, register
+from fake_providers.payment import Barrier, BarrierState, ControlRequestRejected, FaultKind
+from fake_providers.payment import CrashPoint as ProviderPoint
+from harness.crashpoints.base import REACH_S, Window, hold_at, register
 
 if TYPE_CHECKING:
     from harness.case_run import CaseRun
     from harness.workload import BackgroundDelivery
 
-TOXIC = "hold_send"
+REFUSED_S = 10.0  # how long the released request may take to end
 
 
 @register("before_send")
@@ -21,26 +33,81 @@ class BeforeSend(Window):
     name = "before_send"
     after_effect = False
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.barrier: Barrier | None = None
+        self.rule: str | None = None
+        self.struck: float | None = None
+
     def arm(self, run: CaseRun) -> None:
-        for proxy in run.stack.upstream_proxies("provider"):
-            proxy.add_toxic("timeout", stream="upstream", name=TOXIC, timeout=0)
+        control = run.stack.require_provider().control
+        self.rule = control.add_fault(
+            FaultKind.ERROR_BEFORE_COMMIT,
+            reference_prefix=run.key,
+            effect=run.ctx.effect,
+            attempts=(1,),
+        ).id
+        self.barrier = hold_at(run, ProviderPoint.RECEIVED)
 
     def strike(self, run: CaseRun, delivery: BackgroundDelivery) -> None:
-        execution = run.wait_running_execution(REACH_S, lambda: run.work_over(delivery))
+        barrier = self.barrier
+        assert barrier is not None
+        over = lambda: run.work_over(delivery)  # noqa: E731
+        if not run.wait_for(
+            "the effect request to arrive", lambda: barrier.info().reached, REACH_S, over
+        ):
+            return
+        execution = run.wait_running_execution(30.0, over)
         if execution is None or run.find_target(execution) is None:
             return
-        control = run.stack.require_provider().control
-        row = next((e for e in run.executions() if e["id"] == execution), None)
-        if control.attempts(reference=run.key) or row is None or row["status"] != "running":
-            return  # the request got through, or the execution ended: not this window
+        if barrier.info().state is not BarrierState.HOLDING:
+            return
+        self.struck = time.time()
         run.inject()
-        if not control.attempts(reference=run.key):
-            self.fact = (
-                f"execution {execution} was running in n8n's database and the provider had "
-                "received no request for the key, before and after the strike"
-            )
 
     def disarm(self, run: CaseRun) -> None:
-        for proxy in run.stack.upstream_proxies("provider"):
-            if any(t.name == TOXIC for t in proxy.toxics()):
-                proxy.remove_toxic(TOXIC)
+        control = run.stack.require_provider().control
+        if self.barrier is not None:
+            self.barrier.release()
+            attempt_id = self.barrier.info().attempt_id
+            if attempt_id is not None:
+                run.wait_for(
+                    "the held request to end without a commit",
+                    lambda: _ended(run, attempt_id),
+                    REFUSED_S,
+                )
+                self._prove(run, attempt_id)
+        if self.rule is not None:
+            with suppress(ControlRequestRejected):  # already cleared by a reset
+                control.remove_fault(self.rule)
+
+    def _prove(self, run: CaseRun, attempt_id: int) -> None:
+        info = self.barrier.info() if self.barrier is not None else None
+        attempt = next(
+            (
+                a
+                for a in run.stack.require_provider().control.attempts(reference=run.key)
+                if a.id == attempt_id
+            ),
+            None,
+        )
+        if (
+            self.struck is not None
+            and info is not None
+            and info.reached_at is not None
+            and info.ended_at is not None
+            and info.reached_at <= self.struck <= info.ended_at
+            and attempt is not None
+            and attempt.effect_id is None
+            and str(attempt.outcome) != "in_flight"
+        ):
+            self.fact = (
+                f"the provider held effect attempt {attempt_id} at 'received' (nothing "
+                f"committed) from {info.reached_at:.3f} to {info.ended_at:.3f}; the fault struck "
+                f"at {self.struck:.3f}; the attempt then ended as {attempt.outcome}, no commit"
+            )
+
+
+def _ended(run: CaseRun, attempt_id: int) -> bool:
+    attempts = run.stack.require_provider().control.attempts(reference=run.key)
+    return any(a.id == attempt_id and str(a.outcome) != "in_flight" for a in attempts)

@@ -401,6 +401,8 @@ CORRECT_BUNDLED = {
 }
 NEGATIVE_CONTROLS = {
     "broken_ack_no_reconciler",
+    "broken_done_before_effect",
+    "broken_remove_duplicates",
     "broken_key_from_execution",
     "broken_never_charges",
     "broken_no_idempotency_key",
@@ -430,19 +432,19 @@ def test_bundled_workflows_load() -> None:
     assert found["broken_ack_no_reconciler"].reconciler is None
 
 
-def test_parked_negative_controls_load() -> None:
-    """Parked until the before_send crash point strikes after their guard (see its README)."""
-    found = {w.name: w for w in discover(BUNDLED / "_parked")}
-    assert set(found) == {"broken_done_before_effect", "broken_remove_duplicates"}
-    for wut in found.values():
-        assert wut.negative_control is not None
-        assert wut.negative_control.caught_by == {"retry-worker_kill-before_send": "LOST"}
+def test_negative_controls_caught_before_the_send_expect_lost() -> None:
+    """Their guard runs before the charge; a crash before the send then loses the payment."""
+    found = {w.name: w for w in discover(BUNDLED)}
+    for name in ("broken_done_before_effect", "broken_remove_duplicates"):
+        control = found[name].negative_control
+        assert control is not None
+        assert control.caught_by == {"retry-worker_kill-before_send": "LOST"}
 
 
 def every_bundled_workflow() -> list[tuple[str, dict[str, Any]]]:
     """(name, workflow JSON) of every bundled workflow and its companions."""
     flows = []
-    for wut in [*discover(BUNDLED), *discover(BUNDLED / "_parked")]:
+    for wut in discover(BUNDLED):
         flows.append((wut.name, wut.workflow))
         if wut.reconciler is not None:
             flows.append((f"{wut.name} reconciler", wut.reconciler.workflow))

@@ -65,6 +65,16 @@ def test_faults_round_trip(live: LiveProvider) -> None:
     assert live.control.faults() == []
 
 
+def test_one_fault_is_removed_by_id(live: LiveProvider) -> None:
+    kept = live.control.add_fault(FaultKind.RATE_LIMITED, key=unique("k"))
+    gone = live.control.add_fault(FaultKind.ERROR_BEFORE_COMMIT, key=unique("k"))
+    live.control.remove_fault(gone.id)
+    assert live.control.faults() == [kept]
+    with pytest.raises(ControlRequestRejected):
+        live.control.remove_fault(gone.id)
+    live.control.clear_faults()
+
+
 def test_health_and_reset(live: LiveProvider) -> None:
     live.control.set_ttl(12.5)
     live.control.add_fault(FaultKind.RATE_LIMITED)

@@ -8,13 +8,13 @@ A definite violation that the ground truth shows outranks everything else, also 
 did not land (then the explanation says so). In order of precedence:
 
 - DUPLICATE:    the provider committed the effect >= 2 times for one business event.
+- STRAY:        the provider committed something else during the case: another reference or
+                another effect kind (a workflow that builds the reference wrongly).
 - CONTRADICTED: the sender was told the opposite of the ground truth: a definite 4xx while the
                 effect committed (and no delivery of that event was acknowledged); a 2xx whose
                 body names another effect id than the committed one; a 2xx to a changed
-                payload the provider never committed; the ledger says done with no commit,
-                or failed with one.
-- STRAY:        the provider committed something else during the case: another reference or
-                another effect kind (a workflow that builds the reference wrongly).
+                payload the provider never committed; (once settled, after LOST) the ledger
+                says done with no commit, or failed with one.
 - LOST:         the sender got a 2xx and nothing was committed (after the work settled).
 - NOT-DONE:     the workflow promised the effect (exactly once) and it never happened, though
                 the provider did not decline it.
@@ -178,6 +178,9 @@ def _definite(e: Evidence) -> tuple[Verdict, str] | None:
     n = len(e.commits)
     if n >= 2:
         return Verdict.DUPLICATE, f"{n} commits for one business event"
+    if e.stray_commits:
+        stray = ", ".join(f"{c.effect_id} ({c.effect}, ref {c.reference})" for c in e.stray_commits)
+        return Verdict.STRAY, f"commits nobody accounts for during the case: {stray}"
     original = [a for a in e.attempts if not a.changed_payload]
     if n >= 1 and not e.acknowledged and any(a.outcome == "fail" for a in original):
         failed = _statuses(a for a in original if a.outcome == "fail")
@@ -196,9 +199,6 @@ def _definite(e: Evidence) -> tuple[Verdict, str] | None:
             Verdict.CONTRADICTED,
             "the changed payload was answered 2xx, but the provider committed only the original",
         )
-    if e.stray_commits:
-        stray = ", ".join(f"{c.effect_id} ({c.effect}, ref {c.reference})" for c in e.stray_commits)
-        return Verdict.STRAY, f"commits nobody accounts for during the case: {stray}"
     return None
 
 

@@ -409,6 +409,7 @@ NEGATIVE_CONTROLS = {
     "broken_read_then_insert",
     "broken_resend_on_unknown",
     "broken_unknown_as_failure",
+    "broken_wrong_reference",
 }
 
 

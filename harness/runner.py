@@ -189,7 +189,8 @@ def _aftermath(run: CaseRun, plan: DeliveryPlan, record: CaseRecord) -> SettleRe
         )
     with record.phase("heal"):
         run.heal()
-        run.wait_timed_heal()
+        if not run.wait_timed_heal():
+            run.journal.record("deadline.expired", "the timed fault's own heal")
         reset_stack(run.stack)
     with record.phase("settle"):
         settled = run.settle(SETTLE_S, "first delivery")

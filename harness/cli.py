@@ -14,6 +14,7 @@ from typing import NoReturn
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from harness.errors import ConfigError, HarnessError
 from harness.stack.install import DEFAULT_N8N_VERSION, SUPPORTED_N8N_VERSIONS, Installer
@@ -21,7 +22,8 @@ from harness.stack.provider import ProviderSettings
 from harness.stack.run import default_runs_root
 from harness.stack.stack import Stack, StackConfig
 
-console = Console(stderr=True, highlight=False)
+# soft_wrap: an error stays one line (no wrapping at 80 columns when stderr is not a tty).
+console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 _VERSION_HELP = (
     f"n8n version to run (default {DEFAULT_N8N_VERSION}; tested: "
@@ -37,7 +39,7 @@ def _installer(n8n_version: str) -> Installer:
 
 
 def _fail(exc: HarnessError) -> NoReturn:
-    console.print(f"[bold red]error:[/] {exc}")
+    console.print(f"[bold red]error:[/] {escape(str(exc))}")
     sys.exit(2)
 
 
@@ -341,6 +343,15 @@ def run(
             parse_shard(shard)
         except ConfigError as exc:
             _fail(exc)
+    # Bad workflows or manifests: one line naming the fix, before pytest and any stack start.
+    from harness.cases import matrix
+    from harness.manifest import discover
+    from harness.plugin import BUNDLED_WORKFLOWS
+
+    try:
+        matrix(discover(workflows_dir or BUNDLED_WORKFLOWS))
+    except HarnessError as exc:
+        _fail(exc)
     for path in shard_timings:
         if not path.is_file():
             _fail(

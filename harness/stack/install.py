@@ -213,7 +213,13 @@ class Installer:
         (target / "server").rename(target / "toxiproxy-server")
 
     def _require_redis(self) -> Path:
-        found = os.environ.get("N8N_CHAOS_REDIS_BIN") or shutil.which("redis-server")
+        override = os.environ.get("N8N_CHAOS_REDIS_BIN")
+        if override and not os.access(override, os.X_OK):
+            raise InstallError(
+                f"N8N_CHAOS_REDIS_BIN={override} is not an executable file: point it at a "
+                "redis-server 7 binary, or unset it to use redis-server from PATH"
+            )
+        found = override or shutil.which("redis-server")
         if not found:
             raise InstallError(
                 "redis-server is not on PATH: install it with `apt-get install -y redis-server` "

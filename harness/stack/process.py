@@ -80,6 +80,12 @@ class ManagedProcess:
         with self.log_path.open("ab") as log:
             log.write(f"\n=== n8n-chaos: starting {self.name}: {' '.join(self.argv)}\n".encode())
             log.flush()
+            if os.sep in self.argv[0] and not os.access(self.argv[0], os.X_OK):
+                raise ServiceExited(
+                    self.name,
+                    f"cannot start: {self.argv[0]} is missing or not executable; "
+                    "reinstall the parts with `n8n-chaos install`",
+                )
             self._popen = subprocess.Popen(
                 list(self.argv),
                 env={**self.env, RUN_TAG: self.run_id},

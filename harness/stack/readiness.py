@@ -41,6 +41,7 @@ class Readiness:
 
     def timeout(self, deadline_s: float, last: str) -> ServiceStartTimeout:
         tail = self.process.log_tail() if self.process is not None else ""
+        last = " ".join(last.split())  # one line: a driver's message may span several
         return ServiceStartTimeout(
             self.what,
             f"not ready after {deadline_s:.0f} s (last probe: {last}); raise the deadline "

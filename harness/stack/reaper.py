@@ -5,16 +5,20 @@ it, one line each, every process group it starts (``+PGID``) and ends (``-PGID``
 pipe closes, because the harness is done or because it died (even by SIGKILL), the reaper
 SIGKILLs every group still listed, then every process whose environment carries
 ``N8N_CHAOS_RUN=RUN_ID``, and exits. It ignores SIGINT so a Ctrl-C in the terminal cannot
-take it down before it has done its job.
+take it down before it has done its job. When the owner died without saying goodbye
+(``=done``), the reaper also removes the run's Postgres data dir from the temp dir (an owner
+that closes normally decides itself whether to keep it for inspection).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -51,12 +55,22 @@ def sweep(run_id: str, groups: set[int], deadline_s: float = 10.0) -> None:
         time.sleep(0.05)  # a killed process needs a moment to leave /proc
 
 
+def remove_run_data(run_id: str) -> None:
+    """The run's Postgres data dirs in the temp dir (``n8n-chaos-pg-<run id>-*``)."""
+    for path in Path(tempfile.gettempdir()).glob(f"n8n-chaos-pg-{run_id}-*"):
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def main(argv: list[str]) -> int:
     run_id = argv[1]
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     groups: set[int] = set()
+    owner_closed = False
     for line in sys.stdin:
         op, pgid = line[:1], line[1:].strip()
+        if line.strip() == DONE:
+            owner_closed = True
+            continue
         if not pgid.isdigit():
             continue
         if op == "+":
@@ -64,7 +78,12 @@ def main(argv: list[str]) -> int:
         elif op == "-":
             groups.discard(int(pgid))
     sweep(run_id, groups)
+    if not owner_closed:
+        remove_run_data(run_id)
     return 0
+
+
+DONE = "=done"
 
 
 class Reaper:
@@ -95,6 +114,7 @@ class Reaper:
     def close(self, timeout_s: float = 10.0) -> None:
         """Let the reaper sweep and exit; wait for it so the sweep is done when we return."""
         if self._proc.stdin is not None and not self._proc.stdin.closed:
+            self._send(DONE)
             self._proc.stdin.close()
         try:
             self._proc.wait(timeout=timeout_s)

@@ -15,11 +15,13 @@ variable holds the address of its own proxy, so a fault can target one worker's 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import secrets
+import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -233,7 +235,11 @@ class Stack:
             stack.reserved_ports = reserved
             if template_s:
                 stack.timings["template made (once)"] = template_s
-            stack._bring_up(progress, template)
+            queued = time.monotonic()
+            with _one_bring_up_at_a_time(progress):
+                if (waited := time.monotonic() - queued) > 0.5:
+                    stack.timings["queued behind another bring-up"] = waited
+                stack._bring_up(progress, template)
             return stack
         except BaseException as exc:
             if stack is not None and keep_on_failure and isinstance(exc, HarnessError):
@@ -457,6 +463,27 @@ class Stack:
         release_ports(self.reserved_ports)
         if not keep_data:
             self.postgres.remove_data()
+
+
+@contextlib.contextmanager
+def _one_bring_up_at_a_time(progress: Progress) -> Iterator[None]:
+    """Stacks on one machine boot one after another (pytest -n N, other users' runs): one
+    boot already keeps two cores busy, and n8n processes starved of CPU at boot miss their
+    Bull lock renewals (5 s with the fast-crash settings), so their first jobs are declared
+    stalled although they finish. The lock is released by the kernel if its holder dies."""
+    path = Path(tempfile.gettempdir()) / "n8n-chaos-bring-up.lock"
+    with path.open("a") as handle:
+        with contextlib.suppress(PermissionError):
+            path.chmod(0o666)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress("waiting for another stack on this machine to finish its bring-up")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _template_for(

@@ -3,7 +3,9 @@ on a lock the harness holds, when the fault strikes.
 
 The provider holds its committed response; the harness takes EXCLUSIVE locks on the ledger
 database's tables (reads go on, writes wait), lets the response go, and waits until Postgres
-shows a statement of the workflow waiting on the harness's lock. Then it strikes.
+shows a statement of the workflow waiting on the harness's lock. Then it strikes, and ends
+the blocked backends with the worker: the write is lost, as a write in flight is when its
+connection dies before the commit.
 
 Proof, from Postgres: ``pg_stat_activity`` shows that statement, and ``pg_blocking_pids``
 names the harness's backend, at the strike. A workflow that writes nothing after the effect
@@ -81,10 +83,20 @@ class InLedgerWrite(Window):
             return
         struck = time.time()
         run.inject()
+        # The write dies with the worker: without this, Postgres would run the queued
+        # statement once the lock is gone (a backend waiting on a lock never notices that
+        # its client died), and the case would be "the write landed after all".
+        with psycopg.connect(run.stack.ledger_dsn, autocommit=True) as conn:
+            ended = [
+                pid
+                for (pid, _) in blocked
+                if conn.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone() == (True,)
+            ]
         pid, query = blocked[0]
         self.fact = (
             f"Postgres showed the ledger statement {query!r} (backend {pid}) waiting on the "
-            f"harness's lock (backend {holder}) at the strike ({struck:.3f})"
+            f"harness's lock (backend {holder}) at the strike ({struck:.3f}); backends "
+            f"{ended} ended with the worker, so the write never committed"
         )
 
     def disarm(self, run: CaseRun) -> None:

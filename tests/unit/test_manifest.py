@@ -402,6 +402,7 @@ CORRECT_BUNDLED = {
 NEGATIVE_CONTROLS = {
     "broken_ack_no_reconciler",
     "broken_done_before_effect",
+    "broken_error_log_only",
     "broken_remove_duplicates",
     "broken_key_from_execution",
     "broken_never_charges",

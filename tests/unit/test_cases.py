@@ -139,3 +139,20 @@ def test_a_negative_control_whose_scenario_needs_what_it_lacks_is_refused() -> N
     )
     with pytest.raises(ConfigError, match="needs ledger"):
         matrix([broken])
+
+
+def test_concurrent_copies_overlap_is_read_from_execution_intervals() -> None:
+    from harness.deliveries.concurrent import max_overlap
+
+    apart = [
+        {"started_at": 1.0, "stopped_at": 2.0},
+        {"started_at": 2.5, "stopped_at": 3.0},
+    ]
+    assert max_overlap(apart) == 1
+    together = [
+        {"started_at": 1.0, "stopped_at": 3.0},
+        {"started_at": 2.0, "stopped_at": 4.0},
+        {"started_at": 2.5, "stopped_at": None},  # still running
+        {"started_at": None, "stopped_at": None},  # never started
+    ]
+    assert max_overlap(together) == 3

@@ -197,3 +197,11 @@ def test_a_harness_failure_keeps_the_evidence_and_says_where(
     doc = json.loads(path.read_text())
     assert doc["history"][0]["outcome"] == "ok"
     assert any(e["kind"] == "harness.error" for e in doc["journal"])
+
+
+def test_saved_evidence_is_rejudged_offline_to_the_same_verdict(stack: fakes.FakeStack) -> None:
+    from harness.oracle import Evidence, judge
+
+    result = run(stack, fakes.charges_every_time, case("late"))
+    doc = json.loads(result.evidence_path.read_text())
+    assert judge(Evidence.from_json(doc["evidence"])) == result.judgement

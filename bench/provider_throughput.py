@@ -67,8 +67,11 @@ async def _load(
                 sent = time.perf_counter()
                 response = await client.post(
                     "/v1/charges",
-                    json={"amount": 1000 + charge, "currency": "eur",
-                          "reference": f"order-{run}-{charge}"},
+                    json={
+                        "amount": 1000 + charge,
+                        "currency": "eur",
+                        "reference": f"order-{run}-{charge}",
+                    },
                     headers={"Idempotency-Key": f"bench-{run}-{charge}"},
                 )
                 latencies.append((time.perf_counter() - sent) * 1000)
@@ -80,17 +83,26 @@ async def _load(
 
 
 def measure(
-    process: ProviderProcess, control: ProviderControl, run: str, requests: int,
-    concurrency: int, choose: ChargeChoice,
+    process: ProviderProcess,
+    control: ProviderControl,
+    run: str,
+    requests: int,
+    concurrency: int,
+    choose: ChargeChoice,
 ) -> LoadResult:
     commits_before = len(control.commits())
     cpu_before = _cpu_seconds(process.process.pid)
     seconds, statuses, latencies = asyncio.run(
         _load(process.base_url, run, requests, concurrency, choose)
     )
-    return LoadResult(requests, seconds, statuses, latencies,
-                      len(control.commits()) - commits_before,
-                      _cpu_seconds(process.process.pid) - cpu_before)
+    return LoadResult(
+        requests,
+        seconds,
+        statuses,
+        latencies,
+        len(control.commits()) - commits_before,
+        _cpu_seconds(process.process.pid) - cpu_before,
+    )
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -113,18 +125,25 @@ def main() -> None:
         process = launch(Path(scratch) / "ledger.db")
         try:
             with ProviderControl(process.control_url) as control:
-                fresh = measure(process, control, run, args.requests, args.concurrency,
-                                lambda n: n)
-                replays = measure(process, control, run, args.requests, args.concurrency,
-                                  lambda n: n % args.concurrency)
+                fresh = measure(process, control, run, args.requests, args.concurrency, lambda n: n)
+                replays = measure(
+                    process,
+                    control,
+                    run,
+                    args.requests,
+                    args.concurrency,
+                    lambda n: n % args.concurrency,
+                )
         finally:
             process.stop()
     _report(args.requests, args.concurrency, {"new keys": fresh, "replays": replays})
 
 
 def _report(requests: int, concurrency: int, results: dict[str, LoadResult]) -> None:
-    print(f"fake payment provider, POST /v1/charges: {requests} requests per column, "
-          f"concurrency {concurrency}, httpx async over 127.0.0.1")
+    print(
+        f"fake payment provider, POST /v1/charges: {requests} requests per column, "
+        f"concurrency {concurrency}, httpx async over 127.0.0.1"
+    )
     rows: list[tuple[str, Callable[[LoadResult], str]]] = [
         ("requests/s", lambda r: f"{r.per_second:.0f}"),
         ("wall time s", lambda r: f"{r.seconds:.2f}"),

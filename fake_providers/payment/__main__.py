@@ -18,15 +18,25 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         'Prints `READY {"port":..,"control_port":..,"pid":..}` on stdout when serving.',
     )
     parser.add_argument("--port", type=int, required=True, help="public API port (0: any free)")
-    parser.add_argument("--control-port", type=int, required=True,
-                        help="control API port (0: any free)")
+    parser.add_argument(
+        "--control-port", type=int, required=True, help="control API port (0: any free)"
+    )
     parser.add_argument("--db", type=Path, required=True, help="SQLite ledger file")
-    parser.add_argument("--key-ttl", type=float, default=DAY_SECONDS, metavar="SECONDS",
-                        help="idempotency key lifetime after completion (default 24 h)")
-    parser.add_argument("--lenient", action="store_true",
-                        help="process POST /v1/charges without an Idempotency-Key")
-    parser.add_argument("--stop-on-stdin-eof", action="store_true",
-                        help="shut down when stdin closes (the launching process died)")
+    parser.add_argument(
+        "--key-ttl",
+        type=float,
+        default=DAY_SECONDS,
+        metavar="SECONDS",
+        help="idempotency key lifetime after completion (default 24 h)",
+    )
+    parser.add_argument(
+        "--lenient", action="store_true", help="process POST /v1/charges without an Idempotency-Key"
+    )
+    parser.add_argument(
+        "--stop-on-stdin-eof",
+        action="store_true",
+        help="shut down when stdin closes (the launching process died)",
+    )
     return parser.parse_args(argv)
 
 

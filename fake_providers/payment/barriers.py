@@ -85,7 +85,10 @@ class BarrierRegistry:
         self, point: CrashPoint, key: str | None, reference: str | None, hold_timeout_s: float
     ) -> ArmedBarrier:
         barrier = ArmedBarrier(
-            id=f"barrier_{next(self._ids)}", point=point, key=key, reference=reference,
+            id=f"barrier_{next(self._ids)}",
+            point=point,
+            key=key,
+            reference=reference,
             hold_timeout_s=hold_timeout_s,
         )
         self._barriers[barrier.id] = barrier
@@ -109,8 +112,11 @@ class BarrierRegistry:
     async def reach(self, point: CrashPoint, reached_by: ReachedBy) -> ArmedBarrier | None:
         """Signal the first matching armed barrier and hold there if the point holds."""
         barrier = next(
-            (b for b in self._barriers.values()
-             if b.matches(point, reached_by.key, reached_by.reference)),
+            (
+                b
+                for b in self._barriers.values()
+                if b.matches(point, reached_by.key, reached_by.reference)
+            ),
             None,
         )
         if barrier is None:

@@ -107,12 +107,14 @@ class Attempt:
     @classmethod
     def from_json(cls, row: dict[str, Any]) -> Attempt:
         fault = row["fault"]
-        return cls(**{
-            **row,
-            "effect": Effect(row["effect"]),
-            "outcome": Outcome(row["outcome"]),
-            "fault": FaultKind(fault) if fault else None,
-        })
+        return cls(
+            **{
+                **row,
+                "effect": Effect(row["effect"]),
+                "outcome": Outcome(row["outcome"]),
+                "fault": FaultKind(fault) if fault else None,
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -131,12 +133,14 @@ class Fault:
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> Fault:
         attempts = doc["attempts"]
-        return cls(**{
-            **doc,
-            "kind": FaultKind(doc["kind"]),
-            "effect": Effect(doc["effect"]) if doc["effect"] else None,
-            "attempts": tuple(attempts) if attempts is not None else None,
-        })
+        return cls(
+            **{
+                **doc,
+                "kind": FaultKind(doc["kind"]),
+                "effect": Effect(doc["effect"]) if doc["effect"] else None,
+                "attempts": tuple(attempts) if attempts is not None else None,
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -162,11 +166,13 @@ class BarrierInfo:
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> BarrierInfo:
-        return cls(**{
-            **doc,
-            "point": CrashPoint(doc["point"]),
-            "state": BarrierState(doc["state"]),
-        })
+        return cls(
+            **{
+                **doc,
+                "point": CrashPoint(doc["point"]),
+                "state": BarrierState(doc["state"]),
+            }
+        )
 
 
 class Barrier:
@@ -182,7 +188,9 @@ class Barrier:
 
         Raises BarrierNotReached after `timeout` seconds."""
         doc = self._control._call(
-            "POST", f"/_control/barriers/{self.id}/wait", params={"timeout": timeout},
+            "POST",
+            f"/_control/barriers/{self.id}/wait",
+            params={"timeout": timeout},
             timeout=timeout + _LONG_POLL_SLACK_SECONDS,
         )
         info = BarrierInfo.from_json(doc)
@@ -289,24 +297,38 @@ class ProviderControl:
         return Barrier(self, info)
 
     def commits(
-        self, reference: str | None = None, *, key: str | None = None,
+        self,
+        reference: str | None = None,
+        *,
+        key: str | None = None,
         effect: Effect | str | None = None,
     ) -> list[Commit]:
         params = _params(reference=reference, key=key, effect=effect)
-        return [Commit.from_json(row) for row in self._call("GET", "/_control/commits",
-                                                            params=params)]
+        return [
+            Commit.from_json(row) for row in self._call("GET", "/_control/commits", params=params)
+        ]
 
     def attempts(
-        self, reference: str | None = None, *, key: str | None = None,
-        outcome: Outcome | str | None = None, effect: Effect | str | None = None,
+        self,
+        reference: str | None = None,
+        *,
+        key: str | None = None,
+        outcome: Outcome | str | None = None,
+        effect: Effect | str | None = None,
     ) -> list[Attempt]:
         params = _params(reference=reference, key=key, outcome=outcome, effect=effect)
-        return [Attempt.from_json(row) for row in self._call("GET", "/_control/attempts",
-                                                             params=params)]
+        return [
+            Attempt.from_json(row) for row in self._call("GET", "/_control/attempts", params=params)
+        ]
 
     def _call(
-        self, method: str, path: str, *, json: Any = None,
-        params: dict[str, Any] | None = None, timeout: float | None = None,
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> Any:
         extra: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
         try:

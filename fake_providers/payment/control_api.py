@@ -69,8 +69,11 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
     async def control_health() -> dict[str, Any]:
         commits = await runtime.db(LedgerStore.commit_count)
         return {
-            "status": "ok", "pid": os.getpid(), "db": str(runtime.config.db_path),
-            "lenient": runtime.config.lenient, "key_ttl_seconds": runtime.key_ttl_seconds,
+            "status": "ok",
+            "pid": os.getpid(),
+            "db": str(runtime.config.db_path),
+            "lenient": runtime.config.lenient,
+            "key_ttl_seconds": runtime.key_ttl_seconds,
             "commits": commits,
         }
 
@@ -95,10 +98,14 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
     @router.post(PREFIX + "/faults", status_code=201)
     async def add_fault(spec: FaultSpec) -> dict[str, Any]:
         rule = FaultRule(
-            kind=spec.kind, key=spec.key, reference_prefix=spec.reference_prefix,
+            kind=spec.kind,
+            key=spec.key,
+            reference_prefix=spec.reference_prefix,
             effect=spec.effect,
             attempts=frozenset(spec.attempts) if spec.attempts is not None else None,
-            delay_ms=spec.delay_ms, hang_ms=spec.hang_ms, retry_after_s=spec.retry_after_s,
+            delay_ms=spec.delay_ms,
+            hang_ms=spec.hang_ms,
+            retry_after_s=spec.retry_after_s,
         )
         return runtime.faults.add(rule).to_json()
 
@@ -148,11 +155,15 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
 
     @router.get(PREFIX + "/attempts")
     async def attempts(
-        reference: str | None = None, key: str | None = None, outcome: str | None = None,
+        reference: str | None = None,
+        key: str | None = None,
+        outcome: str | None = None,
         effect: Effect | None = None,
     ) -> list[Row]:
-        return await runtime.db(lambda store: store.attempts(
-            reference=reference, key=key, outcome=outcome, effect=effect
-        ))
+        return await runtime.db(
+            lambda store: store.attempts(
+                reference=reference, key=key, outcome=outcome, effect=effect
+            )
+        )
 
     return router

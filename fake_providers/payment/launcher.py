@@ -87,8 +87,17 @@ def launch(
     dies (even by SIGKILL) the pipe closes and the provider shuts down on its own.
     stderr goes to `log_path` (default: the db path with suffix .log)."""
     log_path = log_path or db_path.with_suffix(".log")
-    command = [sys.executable, "-m", "fake_providers.payment", "--port", str(port),
-               "--control-port", str(control_port), "--db", str(db_path)]
+    command = [
+        sys.executable,
+        "-m",
+        "fake_providers.payment",
+        "--port",
+        str(port),
+        "--control-port",
+        str(control_port),
+        "--db",
+        str(db_path),
+    ]
     if key_ttl_seconds is not None:
         command += ["--key-ttl", str(key_ttl_seconds)]
     if lenient:
@@ -97,7 +106,10 @@ def launch(
         command.append("--stop-on-stdin-eof")
     with log_path.open("ab") as log:
         process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=log, text=True,
+            command,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
             stdin=subprocess.PIPE if stop_with_parent else subprocess.DEVNULL,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
@@ -115,8 +127,7 @@ def launch(
             process.stdin.close()
         tail = log_path.read_text(errors="replace")[-2000:]
         raise ProviderStartError(f"{exc}; exit code {process.returncode}; log:\n{tail}") from exc
-    return ProviderProcess(process, ports["port"], ports["control_port"], db_path, log_path,
-                           lines)
+    return ProviderProcess(process, ports["port"], ports["control_port"], db_path, log_path, lines)
 
 
 def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
@@ -139,5 +150,5 @@ def _await_ready(lines: queue.Queue[str | None], timeout: float) -> dict[str, in
         if line is None:
             raise ProviderStartError("provider exited before READY")
         if line.startswith(READY_PREFIX):
-            document = json.loads(line[len(READY_PREFIX):])
+            document = json.loads(line[len(READY_PREFIX) :])
             return {"port": int(document["port"]), "control_port": int(document["control_port"])}

@@ -26,12 +26,17 @@ class ChargeRequest(BaseModel):
     amount: int = Field(ge=1, le=99_999_999, description="Amount in minor units (cents).")
     currency: str = Field(pattern=r"^[A-Za-z]{3}$", description="ISO 4217 code.")
     reference: str = Field(
-        min_length=1, max_length=255, pattern=_NO_CONTROL_CHARS,
+        min_length=1,
+        max_length=255,
+        pattern=_NO_CONTROL_CHARS,
         description="The caller's business reference; commits are counted per reference.",
     )
     description: str | None = Field(default=None, max_length=1000)
     source: str = Field(
-        default="tok_visa", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_]+$",
+        default="tok_visa",
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_]+$",
         description="Payment source; `tok_chargeDeclined` is declined with a stored 402.",
     )
 
@@ -76,7 +81,10 @@ async def read_json_body(request: Request, model: type[ModelT], max_bytes: int) 
             for error in exc.errors(include_url=False, include_context=False, include_input=False)
         ]
         raise ProblemError(
-            400, "invalid-body", "Invalid request body", "the body failed validation",
+            400,
+            "invalid-body",
+            "Invalid request body",
+            "the body failed validation",
             errors=errors,
         ) from exc
 
@@ -91,7 +99,9 @@ def _require_json_media_type(request: Request) -> None:
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != "application/json" and not media_type.endswith("+json"):
         raise ProblemError(
-            415, "unsupported-media-type", "Unsupported media type",
+            415,
+            "unsupported-media-type",
+            "Unsupported media type",
             "send the body as application/json",
         )
 

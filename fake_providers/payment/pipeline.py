@@ -38,8 +38,12 @@ JSON_HEADERS = [("content-type", "application/json")]
 _ERROR_AFTER_COMMIT = StoredResponse(
     500,
     [("content-type", PROBLEM_MEDIA_TYPE)],
-    problem_body(500, "injected-error-after-commit", "Internal server error",
-                 "injected fault: commit_then_error"),
+    problem_body(
+        500,
+        "injected-error-after-commit",
+        "Internal server error",
+        "injected fault: commit_then_error",
+    ),
 )
 
 
@@ -99,12 +103,18 @@ class EffectPipeline:
         stored = result.response
         if fault_kind is FaultKind.COMMIT_THEN_ERROR:
             stored = _ERROR_AFTER_COMMIT  # Stripe stores a 500 after commit: retries replay it
-        settled = await runtime.db(partial(
-            _settle, start=start, claim=claim, result=result, stored=stored, now=runtime.clock()
-        ))
+        settled = await runtime.db(
+            partial(
+                _settle, start=start, claim=claim, result=result, stored=stored, now=runtime.clock()
+            )
+        )
         if not settled:
-            return problem_response(503, "provider-reset", "Provider reset",
-                                    "the provider was reset while this request was in flight")
+            return problem_response(
+                503,
+                "provider-reset",
+                "Provider reset",
+                "the provider was reset while this request was in flight",
+            )
         reached_by = replace(reached_by, effect_id=result.effect_id)
         await runtime.barriers.reach(CrashPoint.COMMITTED, reached_by)
         if fault is not None and fault.kind is FaultKind.COMMIT_THEN_HANG:
@@ -127,26 +137,39 @@ class EffectPipeline:
         if fault.kind is FaultKind.RATE_LIMITED:
             status = 429
             response = problem_response(
-                429, "rate-limited", "Too many requests", "injected fault: rate_limited",
+                429,
+                "rate-limited",
+                "Too many requests",
+                "injected fault: rate_limited",
                 headers={"Retry-After": str(fault.retry_after_s)},
             )
         else:
             status = 500
             response = problem_response(
-                500, "injected-error", "Internal server error",
+                500,
+                "injected-error",
+                "Internal server error",
                 "injected fault: error_before_commit",
             )
-        await runtime.db(lambda store: store.release(
-            claim.attempt_id, start.key, Outcome.FAULT_INJECTED, fault.kind.value, status,
-            runtime.clock(),
-        ))
+        await runtime.db(
+            lambda store: store.release(
+                claim.attempt_id,
+                start.key,
+                Outcome.FAULT_INJECTED,
+                fault.kind.value,
+                status,
+                runtime.clock(),
+            )
+        )
         return response
 
     async def _finish(self, claim: Claim, fault: FaultKind | None, status: int | None) -> None:
         runtime = self._runtime
-        await runtime.db(lambda store: store.finish_attempt(
-            claim.attempt_id, None, fault.value if fault else None, status, runtime.clock()
-        ))
+        await runtime.db(
+            lambda store: store.finish_attempt(
+                claim.attempt_id, None, fault.value if fault else None, status, runtime.clock()
+            )
+        )
 
 
 def _answer_unclaimed(claim: Claim) -> Response:
@@ -155,27 +178,47 @@ def _answer_unclaimed(claim: Claim) -> Response:
         return to_response(claim.replay, replayed=True)
     if claim.status is ClaimStatus.MISMATCH:
         return problem_response(
-            422, "idempotency-key-mismatch", "Idempotency key reused",
+            422,
+            "idempotency-key-mismatch",
+            "Idempotency key reused",
             "this Idempotency-Key was used with a different request payload",
         )
     return problem_response(
-        409, "idempotency-key-in-flight", "Request in progress",
+        409,
+        "idempotency-key-in-flight",
+        "Request in progress",
         "a request with this Idempotency-Key is still being processed; retry later",
     )
 
 
 def _settle(
-    store: LedgerStore, *, start: AttemptStart, claim: Claim, result: EffectResult,
-    stored: StoredResponse, now: float,
+    store: LedgerStore,
+    *,
+    start: AttemptStart,
+    claim: Claim,
+    result: EffectResult,
+    stored: StoredResponse,
+    now: float,
 ) -> bool:
     commit = None
     if result.commits:
         commit = CommitRow(
-            effect=start.effect, effect_id=result.effect_id, reference=start.reference,
-            idempotency_key=start.key, fingerprint=start.fingerprint,
-            attempt_id=claim.attempt_id, attempt_no=claim.attempt_no, committed_at=now,
+            effect=start.effect,
+            effect_id=result.effect_id,
+            reference=start.reference,
+            idempotency_key=start.key,
+            fingerprint=start.fingerprint,
+            attempt_id=claim.attempt_id,
+            attempt_no=claim.attempt_no,
+            committed_at=now,
         )
     return store.settle(
-        claim.attempt_id, result.outcome, key=start.key, effect_id=result.effect_id,
-        charge=result.charge, commit=commit, response=stored, now=now,
+        claim.attempt_id,
+        result.outcome,
+        key=start.key,
+        effect_id=result.effect_id,
+        charge=result.charge,
+        commit=commit,
+        response=stored,
+        now=now,
     )

@@ -86,7 +86,10 @@ def install_problem_handlers(app: FastAPI) -> None:
             for error in exc.errors()
         ]
         return problem_response(
-            400, "invalid-request", "Invalid request", "request parameters are invalid",
+            400,
+            "invalid-request",
+            "Invalid request",
+            "request parameters are invalid",
             errors=errors,
         )
 

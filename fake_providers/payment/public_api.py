@@ -31,8 +31,12 @@ _KEY_PARAMETER = {
     "name": "Idempotency-Key",
     "in": "header",
     "description": "Bare token or RFC 8941 quoted string, 1..255 printable ASCII characters.",
-    "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH,
-               "pattern": "^[!#-~][!-~]*$"},
+    "schema": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": MAX_KEY_LENGTH,
+        "pattern": "^[!#-~][!-~]*$",
+    },
 }
 _CHARGE_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": "Invalid body, missing or malformed Idempotency-Key"},
@@ -51,12 +55,17 @@ def build_public_router(runtime: ProviderRuntime) -> APIRouter:
     max_body = runtime.config.max_body_bytes
 
     async def reject(
-        effect: Effect, key: str | None, reference: str | None, received_at: float,
+        effect: Effect,
+        key: str | None,
+        reference: str | None,
+        received_at: float,
         error: ProblemError,
     ) -> Response:
-        await runtime.db(lambda store: store.record_rejected(
-            effect, key, reference, error.status, error.detail, received_at, runtime.clock()
-        ))
+        await runtime.db(
+            lambda store: store.record_rejected(
+                effect, key, reference, error.status, error.detail, received_at, runtime.clock()
+            )
+        )
         return error.to_response()
 
     @router.post(
@@ -72,13 +81,18 @@ def build_public_router(runtime: ProviderRuntime) -> APIRouter:
             key = _idempotency_key(request)
             body = await read_json_body(request, ChargeRequest, max_body)
             if key is None and not runtime.config.lenient:
-                raise ProblemError(400, "idempotency-key-missing", "Idempotency-Key required",
-                                   "POST /v1/charges requires an Idempotency-Key header")
+                raise ProblemError(
+                    400,
+                    "idempotency-key-missing",
+                    "Idempotency-Key required",
+                    "POST /v1/charges requires an Idempotency-Key header",
+                )
         except ProblemError as error:
             reference = body.reference if body else None
             return await reject(Effect.CHARGE, key, reference, received_at, error)
-        start = AttemptStart(Effect.CHARGE, key, body.reference,
-                             fingerprint("POST", CHARGES_PATH, body), received_at)
+        start = AttemptStart(
+            Effect.CHARGE, key, body.reference, fingerprint("POST", CHARGES_PATH, body), received_at
+        )
         return await pipeline.run(start, lambda now: _charge_effect(body, key, now))
 
     @router.get(CHARGES_PATH)
@@ -100,16 +114,20 @@ def build_public_router(runtime: ProviderRuntime) -> APIRouter:
             raise ProblemError(404, "no-such-charge", "No such charge", charge_id[:255])
         return JSONResponse(_charge_document(row))
 
-    @router.post(EMAILS_PATH, openapi_extra=openapi_json_body(EmailRequest),
-                 responses={400: {"description": "Invalid body"}})
+    @router.post(
+        EMAILS_PATH,
+        openapi_extra=openapi_json_body(EmailRequest),
+        responses={400: {"description": "Invalid body"}},
+    )
     async def send_email(request: Request) -> Response:
         received_at = runtime.clock()
         try:
             body = await read_json_body(request, EmailRequest, max_body)
         except ProblemError as error:
             return await reject(Effect.EMAIL, None, None, received_at, error)
-        start = AttemptStart(Effect.EMAIL, None, body.reference,
-                             fingerprint("POST", EMAILS_PATH, body), received_at)
+        start = AttemptStart(
+            Effect.EMAIL, None, body.reference, fingerprint("POST", EMAILS_PATH, body), received_at
+        )
         return await pipeline.run(start, lambda now: _email_effect(body, now))
 
     @router.get("/health")
@@ -123,39 +141,59 @@ def _idempotency_key(request: Request) -> str | None:
     try:
         return parse_idempotency_key(request.headers.getlist("idempotency-key"))
     except InvalidIdempotencyKey as exc:
-        raise ProblemError(400, "invalid-idempotency-key", "Invalid Idempotency-Key",
-                           str(exc)) from exc
+        raise ProblemError(
+            400, "invalid-idempotency-key", "Invalid Idempotency-Key", str(exc)
+        ) from exc
 
 
 def _charge_effect(body: ChargeRequest, key: str | None, now: float) -> EffectResult:
     declined = body.source == DECLINED_SOURCE
     charge = ChargeRow(
-        id="ch_" + secrets.token_hex(12), amount=body.amount, currency=body.currency,
-        reference=body.reference, status="failed" if declined else "succeeded",
-        description=body.description, idempotency_key=key, created_at=now,
+        id="ch_" + secrets.token_hex(12),
+        amount=body.amount,
+        currency=body.currency,
+        reference=body.reference,
+        status="failed" if declined else "succeeded",
+        description=body.description,
+        idempotency_key=key,
+        created_at=now,
     )
     document = _charge_document(asdict(charge))
     if declined:
         # A decline is a completed request: stored and replayed, but nothing was committed.
         response = StoredResponse(
-            402, [("content-type", PROBLEM_MEDIA_TYPE)],
-            problem_body(402, "card-declined", "Card declined", "the card was declined",
-                         charge=document),
+            402,
+            [("content-type", PROBLEM_MEDIA_TYPE)],
+            problem_body(
+                402, "card-declined", "Card declined", "the card was declined", charge=document
+            ),
         )
-        return EffectResult(charge.id, response, commits=False, outcome=Outcome.DECLINED_402,
-                            charge=charge)
-    return EffectResult(charge.id, json_response(200, document), commits=True,
-                        outcome=Outcome.COMMITTED, charge=charge)
+        return EffectResult(
+            charge.id, response, commits=False, outcome=Outcome.DECLINED_402, charge=charge
+        )
+    return EffectResult(
+        charge.id,
+        json_response(200, document),
+        commits=True,
+        outcome=Outcome.COMMITTED,
+        charge=charge,
+    )
 
 
 def _email_effect(body: EmailRequest, now: float) -> EffectResult:
     email_id = "em_" + secrets.token_hex(12)
     document = {
-        "id": email_id, "object": "email", "to": body.to, "subject": body.subject,
-        "reference": body.reference, "status": "sent", "created": int(now),
+        "id": email_id,
+        "object": "email",
+        "to": body.to,
+        "subject": body.subject,
+        "reference": body.reference,
+        "status": "sent",
+        "created": int(now),
     }
-    return EffectResult(email_id, json_response(200, document), commits=True,
-                        outcome=Outcome.COMMITTED)
+    return EffectResult(
+        email_id, json_response(200, document), commits=True, outcome=Outcome.COMMITTED
+    )
 
 
 def _charge_document(row: Row) -> dict[str, Any]:

@@ -55,8 +55,12 @@ def ready_line(port: int, control_port: int) -> str:
 
 
 async def serve(
-    config: ProviderConfig, port: int, control_port: int,
-    announce: Callable[[str], None] = print, *, stop_on_stdin_eof: bool = False,
+    config: ProviderConfig,
+    port: int,
+    control_port: int,
+    announce: Callable[[str], None] = print,
+    *,
+    stop_on_stdin_eof: bool = False,
 ) -> None:
     """Serve until SIGTERM/SIGINT (or, if asked, until stdin reaches EOF)."""
     provider = create_app(config)

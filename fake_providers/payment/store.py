@@ -126,16 +126,30 @@ class LedgerStore:
     # -- attempts -------------------------------------------------------------------------------
 
     def record_rejected(
-        self, effect: Effect, key: str | None, reference: str | None, status: int, detail: str,
-        received_at: float, now: float,
+        self,
+        effect: Effect,
+        key: str | None,
+        reference: str | None,
+        status: int,
+        detail: str,
+        received_at: float,
+        now: float,
     ) -> int:
         """An attempt refused before it got a subject (bad body, bad key): logged, not numbered."""
         with self._transaction() as db:
             cursor = db.execute(
                 "INSERT INTO attempts (effect, idempotency_key, reference, outcome, http_status,"
                 " detail, received_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (effect, key, reference, Outcome.REJECTED_4XX, status, detail[:500],
-                 received_at, now),
+                (
+                    effect,
+                    key,
+                    reference,
+                    Outcome.REJECTED_4XX,
+                    status,
+                    detail[:500],
+                    received_at,
+                    now,
+                ),
             )
             return _lastrowid(cursor)
 
@@ -143,17 +157,30 @@ class LedgerStore:
         """Log the attempt and claim its key, atomically. Non-claims are finished right here."""
         subject = start.key if start.key is not None else start.reference
         with self._transaction() as db:
-            attempt_no = int(db.execute(
-                "SELECT COALESCE(MAX(attempt_no), 0) + 1 FROM attempts"
-                " WHERE effect = ? AND subject = ?",
-                (start.effect, subject),
-            ).fetchone()[0])
-            attempt_id = _lastrowid(db.execute(
-                "INSERT INTO attempts (effect, subject, idempotency_key, reference, fingerprint,"
-                " attempt_no, outcome, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (start.effect, subject, start.key, start.reference, start.fingerprint,
-                 attempt_no, Outcome.IN_FLIGHT, start.received_at),
-            ))
+            attempt_no = int(
+                db.execute(
+                    "SELECT COALESCE(MAX(attempt_no), 0) + 1 FROM attempts"
+                    " WHERE effect = ? AND subject = ?",
+                    (start.effect, subject),
+                ).fetchone()[0]
+            )
+            attempt_id = _lastrowid(
+                db.execute(
+                    "INSERT INTO attempts (effect, subject, idempotency_key, reference,"
+                    " fingerprint, attempt_no, outcome, received_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        start.effect,
+                        subject,
+                        start.key,
+                        start.reference,
+                        start.fingerprint,
+                        attempt_no,
+                        Outcome.IN_FLIGHT,
+                        start.received_at,
+                    ),
+                )
+            )
             if start.key is None:
                 return Claim(attempt_id, attempt_no, ClaimStatus.NO_KEY)
             claim = self._claim(db, start, attempt_id, attempt_no, ttl_seconds, now)
@@ -162,8 +189,13 @@ class LedgerStore:
             return claim
 
     def _claim(
-        self, db: sqlite3.Connection, start: AttemptStart, attempt_id: int, attempt_no: int,
-        ttl_seconds: float, now: float,
+        self,
+        db: sqlite3.Connection,
+        start: AttemptStart,
+        attempt_id: int,
+        attempt_no: int,
+        ttl_seconds: float,
+        now: float,
     ) -> Claim:
         existing = db.execute(
             "SELECT * FROM idempotency_keys WHERE key = ?", (start.key,)
@@ -181,8 +213,9 @@ class LedgerStore:
             (start.key, start.fingerprint, attempt_id, now, now - ttl_seconds),
         ).fetchone()
         if claimed is not None:
-            return Claim(attempt_id, attempt_no, ClaimStatus.CLAIMED,
-                         key_expired=existing is not None)
+            return Claim(
+                attempt_id, attempt_no, ClaimStatus.CLAIMED, key_expired=existing is not None
+            )
         assert existing is not None
         if existing["fingerprint"] != start.fingerprint:
             return Claim(attempt_id, attempt_no, ClaimStatus.MISMATCH)
@@ -193,8 +226,13 @@ class LedgerStore:
             headers=[(name, value) for name, value in json.loads(existing["response_headers"])],
             body=bytes(existing["response_body"]),
         )
-        return Claim(attempt_id, attempt_no, ClaimStatus.DONE, replay=replay,
-                     replay_effect_id=existing["effect_id"])
+        return Claim(
+            attempt_id,
+            attempt_no,
+            ClaimStatus.DONE,
+            replay=replay,
+            replay_effect_id=existing["effect_id"],
+        )
 
     def _finish_unclaimed(self, db: sqlite3.Connection, claim: Claim, now: float) -> None:
         outcome, status = {
@@ -209,8 +247,15 @@ class LedgerStore:
         )
 
     def settle(
-        self, attempt_id: int, outcome: Outcome, *, key: str | None, effect_id: str | None,
-        charge: ChargeRow | None, commit: CommitRow | None, response: StoredResponse | None,
+        self,
+        attempt_id: int,
+        outcome: Outcome,
+        *,
+        key: str | None,
+        effect_id: str | None,
+        charge: ChargeRow | None,
+        commit: CommitRow | None,
+        response: StoredResponse | None,
         now: float,
     ) -> bool:
         """Commit the effect (if any) and store the response for replay, in one transaction.
@@ -228,8 +273,16 @@ class LedgerStore:
                 db.execute(
                     "INSERT INTO charges (id, amount, currency, reference, status, description,"
                     " idempotency_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (charge.id, charge.amount, charge.currency, charge.reference, charge.status,
-                     charge.description, charge.idempotency_key, charge.created_at),
+                    (
+                        charge.id,
+                        charge.amount,
+                        charge.currency,
+                        charge.reference,
+                        charge.status,
+                        charge.description,
+                        charge.idempotency_key,
+                        charge.created_at,
+                    ),
                 )
             if commit is not None:
                 db.execute(
@@ -244,14 +297,26 @@ class LedgerStore:
                     "UPDATE idempotency_keys SET state = 'done', completed_at = ?, effect_id = ?,"
                     " response_status = ?, response_headers = ?, response_body = ?"
                     " WHERE key = ? AND owner_attempt_id = ?",
-                    (now, effect_id, response.status, json.dumps(response.headers),
-                     response.body, key, attempt_id),
+                    (
+                        now,
+                        effect_id,
+                        response.status,
+                        json.dumps(response.headers),
+                        response.body,
+                        key,
+                        attempt_id,
+                    ),
                 )
             return True
 
     def release(
-        self, attempt_id: int, key: str | None, outcome: Outcome, fault: str | None,
-        http_status: int, now: float,
+        self,
+        attempt_id: int,
+        key: str | None,
+        outcome: Outcome,
+        fault: str | None,
+        http_status: int,
+        now: float,
     ) -> None:
         """Give up a claim without committing (pre-commit fault): a retry may process anew."""
         with self._transaction() as db:
@@ -264,16 +329,24 @@ class LedgerStore:
             self._finish(db, attempt_id, outcome, fault, http_status, now)
 
     def finish_attempt(
-        self, attempt_id: int, outcome: Outcome | None, fault: str | None,
-        http_status: int | None, now: float,
+        self,
+        attempt_id: int,
+        outcome: Outcome | None,
+        fault: str | None,
+        http_status: int | None,
+        now: float,
     ) -> None:
         with self._transaction() as db:
             self._finish(db, attempt_id, outcome, fault, http_status, now)
 
     @staticmethod
     def _finish(
-        db: sqlite3.Connection, attempt_id: int, outcome: Outcome | None, fault: str | None,
-        http_status: int | None, now: float,
+        db: sqlite3.Connection,
+        attempt_id: int,
+        outcome: Outcome | None,
+        fault: str | None,
+        http_status: int | None,
+        now: float,
     ) -> None:
         db.execute(
             "UPDATE attempts SET outcome = COALESCE(?, outcome), fault = ?, http_status = ?,"
@@ -286,15 +359,26 @@ class LedgerStore:
     def commits(
         self, *, reference: str | None = None, key: str | None = None, effect: str | None = None
     ) -> list[Row]:
-        return self._select("commits", "seq", reference=reference, idempotency_key=key,
-                            effect=effect)
+        return self._select(
+            "commits", "seq", reference=reference, idempotency_key=key, effect=effect
+        )
 
     def attempts(
-        self, *, reference: str | None = None, key: str | None = None,
-        outcome: str | None = None, effect: str | None = None,
+        self,
+        *,
+        reference: str | None = None,
+        key: str | None = None,
+        outcome: str | None = None,
+        effect: str | None = None,
     ) -> list[Row]:
-        rows = self._select("attempts", "id", reference=reference, idempotency_key=key,
-                            outcome=outcome, effect=effect)
+        rows = self._select(
+            "attempts",
+            "id",
+            reference=reference,
+            idempotency_key=key,
+            outcome=outcome,
+            effect=effect,
+        )
         for row in rows:
             del row["subject"]
         return rows
@@ -302,8 +386,9 @@ class LedgerStore:
     def charges(
         self, *, reference: str | None = None, key: str | None = None, limit: int = 100
     ) -> list[Row]:
-        return self._select("charges", "created_at", reference=reference,
-                            idempotency_key=key)[:limit]
+        return self._select("charges", "created_at", reference=reference, idempotency_key=key)[
+            :limit
+        ]
 
     def charge(self, charge_id: str) -> Row | None:
         rows = self._select("charges", "created_at", id=charge_id)

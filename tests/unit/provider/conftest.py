@@ -48,8 +48,9 @@ class LiveProvider:
     ) -> httpx.Response:
         headers = {"Idempotency-Key": key} if key is not None else {}
         kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-        return self.http.post("/v1/charges", json=charge_body(reference, **extra),
-                              headers=headers, **kwargs)
+        return self.http.post(
+            "/v1/charges", json=charge_body(reference, **extra), headers=headers, **kwargs
+        )
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +65,10 @@ def provider_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provid
 
 @pytest.fixture
 def live(provider_server: ProviderProcess) -> Iterator[LiveProvider]:
-    with ProviderControl(provider_server.control_url) as control, httpx.Client(
-        base_url=provider_server.base_url, timeout=10.0
-    ) as http:
+    with (
+        ProviderControl(provider_server.control_url) as control,
+        httpx.Client(base_url=provider_server.base_url, timeout=10.0) as http,
+    ):
         control.reset()
         yield LiveProvider(provider_server, control, http)
         control.reset()  # also lets go of anything a failed test left held
@@ -90,12 +92,11 @@ class InProcessProvider:
     clock: FakeClock
     config: ProviderConfig
 
-    async def charge(
-        self, key: str | None, reference: str, **extra: Any
-    ) -> httpx.Response:
+    async def charge(self, key: str | None, reference: str, **extra: Any) -> httpx.Response:
         headers = {"Idempotency-Key": key} if key is not None else {}
-        return await self.public.post("/v1/charges", json=charge_body(reference, **extra),
-                                      headers=headers)
+        return await self.public.post(
+            "/v1/charges", json=charge_body(reference, **extra), headers=headers
+        )
 
     async def commits(self, **params: str) -> list[dict[str, Any]]:
         response = await self.control.get("/_control/commits", params=params)
@@ -109,18 +110,20 @@ def inprocess_config(tmp_path: Path, **overrides: Any) -> ProviderConfig:
 
 
 @pytest_asyncio.fixture
-async def inproc(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[
-    InProcessProvider
-]:
+async def inproc(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[InProcessProvider]:
     """Parametrise indirectly with a dict of ProviderConfig overrides if needed."""
     overrides: dict[str, Any] = getattr(request, "param", {})
     clock = FakeClock()
     config = inprocess_config(tmp_path, **overrides)
     provider = create_app(config, clock=clock)
-    public = httpx.AsyncClient(transport=httpx.ASGITransport(app=provider.public),
-                               base_url="http://provider")
-    control = httpx.AsyncClient(transport=httpx.ASGITransport(app=provider.control),
-                                base_url="http://control")
+    public = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=provider.public), base_url="http://provider"
+    )
+    control = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=provider.control), base_url="http://control"
+    )
     async with public, control:
         yield InProcessProvider(public, control, clock, config)
     provider.close()

@@ -25,8 +25,12 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def test_error_classes_share_one_base() -> None:
-    for error in (ProviderUnreachable, ControlRequestRejected, BarrierNotReached,
-                  InvalidControlArgument):
+    for error in (
+        ProviderUnreachable,
+        ControlRequestRejected,
+        BarrierNotReached,
+        InvalidControlArgument,
+    ):
         assert issubclass(error, ProviderControlError)
 
 
@@ -34,8 +38,9 @@ def test_unreachable_port_raises_provider_unreachable() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # bound but not listening: connection refused
-        with ProviderControl(f"http://127.0.0.1:{port}", timeout=2) as control, pytest.raises(
-            ProviderUnreachable
+        with (
+            ProviderControl(f"http://127.0.0.1:{port}", timeout=2) as control,
+            pytest.raises(ProviderUnreachable),
         ):
             control.reset()
 
@@ -55,11 +60,17 @@ def test_rejections_carry_status_and_problem(live: LiveProvider) -> None:
 
 def test_faults_round_trip(live: LiveProvider) -> None:
     key = unique("k")
-    added = live.control.add_fault(FaultKind.COMMIT_THEN_HANG, key=key, effect=Effect.CHARGE,
-                                   attempts=[2, 1], hang_ms=1500)
+    added = live.control.add_fault(
+        FaultKind.COMMIT_THEN_HANG, key=key, effect=Effect.CHARGE, attempts=[2, 1], hang_ms=1500
+    )
     assert added.kind is FaultKind.COMMIT_THEN_HANG
     assert (added.key, added.effect, added.attempts, added.hang_ms, added.hits) == (
-        key, Effect.CHARGE, (1, 2), 1500, 0)
+        key,
+        Effect.CHARGE,
+        (1, 2),
+        1500,
+        0,
+    )
     assert live.control.faults() == [added]
     live.control.clear_faults()
     assert live.control.faults() == []
@@ -94,8 +105,18 @@ def test_wait_reached_raises_on_timeout(live: LiveProvider) -> None:
 
 def _armed_json(barrier_id: str) -> dict[str, object]:
     return {
-        "id": barrier_id, "point": "received", "key": "k", "reference": None,
-        "hold_timeout_s": 1.0, "state": "armed", "armed_at": 0.0, "reached_at": None,
-        "ended_at": None, "attempt_id": None, "attempt_no": None, "reached_key": None,
-        "reached_reference": None, "effect_id": None,
+        "id": barrier_id,
+        "point": "received",
+        "key": "k",
+        "reference": None,
+        "hold_timeout_s": 1.0,
+        "state": "armed",
+        "armed_at": 0.0,
+        "reached_at": None,
+        "ended_at": None,
+        "attempt_id": None,
+        "attempt_no": None,
+        "reached_key": None,
+        "reached_reference": None,
+        "effect_id": None,
     }

@@ -44,17 +44,22 @@ def public_schema(provider: ProviderApp) -> Any:
 
 
 def test_every_operation_is_fuzzed(public_schema: Any) -> None:
-    documented = {(op.ok().method.upper(), op.ok().path)
-                  for op in public_schema.get_all_operations()}
+    documented = {
+        (op.ok().method.upper(), op.ok().path) for op in public_schema.get_all_operations()
+    }
     assert documented == set(OPERATIONS)
 
 
 # Negative generation needs something to violate: /health and the free-form {charge_id} have not.
 FUZZ_CASES = [
-    *[pytest.param(method, path, GenerationMode.POSITIVE, id=f"{method} {path} positive")
-      for method, path in OPERATIONS],
-    *[pytest.param(method, path, GenerationMode.NEGATIVE, id=f"{method} {path} negative")
-      for method, path in OPERATIONS[:2] + OPERATIONS[3:4]],
+    *[
+        pytest.param(method, path, GenerationMode.POSITIVE, id=f"{method} {path} positive")
+        for method, path in OPERATIONS
+    ],
+    *[
+        pytest.param(method, path, GenerationMode.NEGATIVE, id=f"{method} {path} negative")
+        for method, path in OPERATIONS[:2] + OPERATIONS[3:4]
+    ],
 ]
 
 
@@ -65,8 +70,12 @@ def test_no_server_error_and_no_commit_from_rejected_input(
     operation = public_schema[path][method]
     statuses: list[int] = []
 
-    @settings(max_examples=MAX_EXAMPLES, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=MAX_EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(case=operation.as_strategy(generation_mode=mode))
     def check(case: Any) -> None:
         commits_before = provider.runtime.db_sync(LedgerStore.commit_count)

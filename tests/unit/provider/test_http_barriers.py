@@ -21,7 +21,10 @@ def test_received_barrier_holds_before_commit(live: LiveProvider) -> None:
         request = pool.submit(live.charge, key, reference)
         info = barrier.wait_reached(10)
         assert (info.state, info.attempt_no, info.reached_reference) == (
-            BarrierState.HOLDING, 1, reference)
+            BarrierState.HOLDING,
+            1,
+            reference,
+        )
         assert live.control.commits(reference=reference) == []
         assert not request.done()
         barrier.release()

@@ -41,7 +41,10 @@ def test_error_before_commit_commits_nothing_and_retry_processes(live: LiveProvi
     assert commit.attempt_no == 2
     first, second = live.control.attempts(key=key)
     assert (first.outcome, first.fault, first.http_status) == (
-        Outcome.FAULT_INJECTED, FaultKind.ERROR_BEFORE_COMMIT, 500)
+        Outcome.FAULT_INJECTED,
+        FaultKind.ERROR_BEFORE_COMMIT,
+        500,
+    )
     assert second.outcome is Outcome.COMMITTED
 
 
@@ -67,7 +70,10 @@ def test_commit_then_error_stores_the_500_and_replays_it(live: LiveProvider) -> 
     assert len(live.control.commits(reference=reference)) == 1
     first, _ = live.control.attempts(key=key)
     assert (first.outcome, first.fault, first.http_status) == (
-        Outcome.COMMITTED, FaultKind.COMMIT_THEN_ERROR, 500)
+        Outcome.COMMITTED,
+        FaultKind.COMMIT_THEN_ERROR,
+        500,
+    )
 
 
 @pytest.mark.parametrize(
@@ -127,7 +133,9 @@ def test_rules_match_by_reference_prefix_and_attempt_number(live: LiveProvider) 
     statuses = [live.http.post("/v1/emails", json=email).status_code for _ in range(3)]
     assert statuses == [200, 500, 200]
     assert [live.http.post("/v1/emails", json=elsewhere).status_code for _ in range(2)] == [
-        200, 200]
+        200,
+        200,
+    ]
     assert [c.attempt_no for c in live.control.commits(reference=f"{prefix}-1")] == [1, 3]
 
 

@@ -20,14 +20,16 @@ CONCURRENT_DUPLICATES = 50
 async def _fire_together(base_url: str, key: str, reference: str) -> list[httpx.Response]:
     """Open every connection first, then send all requests when the last one is ready."""
     all_connected = asyncio.Barrier(CONCURRENT_DUPLICATES)
-    clients = [httpx.AsyncClient(base_url=base_url, timeout=30)
-               for _ in range(CONCURRENT_DUPLICATES)]
+    clients = [
+        httpx.AsyncClient(base_url=base_url, timeout=30) for _ in range(CONCURRENT_DUPLICATES)
+    ]
 
     async def one(client: httpx.AsyncClient) -> httpx.Response:
         await client.get("/health")  # the connection is up before anyone sends
         await all_connected.wait()
-        return await client.post("/v1/charges", json=charge_body(reference),
-                                 headers={"Idempotency-Key": key})
+        return await client.post(
+            "/v1/charges", json=charge_body(reference), headers={"Idempotency-Key": key}
+        )
 
     try:
         return await asyncio.gather(*(one(client) for client in clients))
@@ -99,12 +101,16 @@ def test_redelivery_after_key_expiry_commits_again(live: LiveProvider) -> None:
 def test_bad_input_over_http_never_commits(live: LiveProvider) -> None:
     big = {"amount": 5, "currency": "eur", "reference": "r", "description": "x" * 100_000}
     responses = [
-        live.http.post("/v1/charges", content=b"{", headers={"Idempotency-Key": "a",
-                                                              "content-type": "application/json"}),
+        live.http.post(
+            "/v1/charges",
+            content=b"{",
+            headers={"Idempotency-Key": "a", "content-type": "application/json"},
+        ),
         live.http.post("/v1/charges", json=big, headers={"Idempotency-Key": "b"}),
         live.http.post("/v1/charges", json=charge_body("r"), headers={"Idempotency-Key": "a b"}),
-        live.http.post("/v1/charges", json=charge_body("r", amount=10**12),
-                       headers={"Idempotency-Key": "c"}),
+        live.http.post(
+            "/v1/charges", json=charge_body("r", amount=10**12), headers={"Idempotency-Key": "c"}
+        ),
     ]
     assert [r.status_code for r in responses] == [400, 413, 400, 400]
     assert all(r.headers["content-type"] == "application/problem+json" for r in responses)

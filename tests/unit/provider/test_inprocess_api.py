@@ -30,7 +30,8 @@ async def test_reformatted_json_is_the_same_payload(inproc: InProcessProvider) -
     first = await inproc.charge("k1", "order-1")
     spaced = json.dumps(charge_body("order-1"), indent=4).encode()
     again = await inproc.public.post(
-        "/v1/charges", content=spaced,
+        "/v1/charges",
+        content=spaced,
         headers={"Idempotency-Key": "k1", "content-type": "application/json"},
     )
     assert again.headers["idempotent-replayed"] == "true"
@@ -90,8 +91,9 @@ async def test_emails_are_not_idempotent(inproc: InProcessProvider) -> None:
     email = {"to": "a@example.com", "subject": "Receipt", "reference": "order-1"}
     ids = set()
     for _ in range(3):
-        response = await inproc.public.post("/v1/emails", json=email,
-                                            headers={"Idempotency-Key": "ignored"})
+        response = await inproc.public.post(
+            "/v1/emails", json=email, headers={"Idempotency-Key": "ignored"}
+        )
         assert response.status_code == 200
         ids.add(response.json()["id"])
     commits = await inproc.commits(reference="order-1")
@@ -132,30 +134,72 @@ BAD_BODIES = [
     pytest.param(b"{not json", "application/json", 400, id="malformed-json"),
     pytest.param(b'{"amount": 1', "application/json", 400, id="truncated-json"),
     pytest.param(b"[1, 2]", "application/json", 400, id="not-an-object"),
-    pytest.param(b'{"amount": "12", "currency": "eur", "reference": "r"}', "application/json",
-                 400, id="amount-as-string"),
-    pytest.param(b'{"amount": 12.5, "currency": "eur", "reference": "r"}', "application/json",
-                 400, id="amount-as-float"),
-    pytest.param(b'{"amount": true, "currency": "eur", "reference": "r"}', "application/json",
-                 400, id="amount-as-bool"),
-    pytest.param(b'{"amount": 0, "currency": "eur", "reference": "r"}', "application/json",
-                 400, id="zero-amount"),
-    pytest.param(b'{"amount": -5, "currency": "eur", "reference": "r"}', "application/json",
-                 400, id="negative-amount"),
-    pytest.param(b'{"amount": 100000000000, "currency": "eur", "reference": "r"}',
-                 "application/json", 400, id="absurd-amount"),
-    pytest.param(b'{"amount": ' + b"9" * 5000 + b', "currency": "eur", "reference": "r"}',
-                 "application/json", 400, id="amount-beyond-int-parsing"),
-    pytest.param(b'{"amount": NaN, "currency": "eur", "reference": "r"}', "application/json",
-                 400, id="nan"),
-    pytest.param(b'{"amount": 5, "currency": "euro", "reference": "r"}', "application/json",
-                 400, id="bad-currency"),
-    pytest.param(b'{"amount": 5, "currency": "eur", "reference": ""}', "application/json",
-                 400, id="empty-reference"),
-    pytest.param(b'{"amount": 5, "currency": "eur"}', "application/json", 400,
-                 id="missing-reference"),
-    pytest.param(b'{"amount": 5, "currency": "eur", "reference": "r", "x": 1}',
-                 "application/json", 400, id="unknown-field"),
+    pytest.param(
+        b'{"amount": "12", "currency": "eur", "reference": "r"}',
+        "application/json",
+        400,
+        id="amount-as-string",
+    ),
+    pytest.param(
+        b'{"amount": 12.5, "currency": "eur", "reference": "r"}',
+        "application/json",
+        400,
+        id="amount-as-float",
+    ),
+    pytest.param(
+        b'{"amount": true, "currency": "eur", "reference": "r"}',
+        "application/json",
+        400,
+        id="amount-as-bool",
+    ),
+    pytest.param(
+        b'{"amount": 0, "currency": "eur", "reference": "r"}',
+        "application/json",
+        400,
+        id="zero-amount",
+    ),
+    pytest.param(
+        b'{"amount": -5, "currency": "eur", "reference": "r"}',
+        "application/json",
+        400,
+        id="negative-amount",
+    ),
+    pytest.param(
+        b'{"amount": 100000000000, "currency": "eur", "reference": "r"}',
+        "application/json",
+        400,
+        id="absurd-amount",
+    ),
+    pytest.param(
+        b'{"amount": ' + b"9" * 5000 + b', "currency": "eur", "reference": "r"}',
+        "application/json",
+        400,
+        id="amount-beyond-int-parsing",
+    ),
+    pytest.param(
+        b'{"amount": NaN, "currency": "eur", "reference": "r"}', "application/json", 400, id="nan"
+    ),
+    pytest.param(
+        b'{"amount": 5, "currency": "euro", "reference": "r"}',
+        "application/json",
+        400,
+        id="bad-currency",
+    ),
+    pytest.param(
+        b'{"amount": 5, "currency": "eur", "reference": ""}',
+        "application/json",
+        400,
+        id="empty-reference",
+    ),
+    pytest.param(
+        b'{"amount": 5, "currency": "eur"}', "application/json", 400, id="missing-reference"
+    ),
+    pytest.param(
+        b'{"amount": 5, "currency": "eur", "reference": "r", "x": 1}',
+        "application/json",
+        400,
+        id="unknown-field",
+    ),
     pytest.param(b"[" * 100_000 + b"]" * 100_000, "application/json", 413, id="oversized"),
     pytest.param(b"[" * 30_000 + b"]" * 30_000, "application/json", 400, id="deeply-nested"),
     pytest.param(b"\xff\xfe", "application/json", 400, id="not-utf8"),
@@ -168,7 +212,8 @@ async def test_bad_input_is_a_problem_document_and_never_commits(
     inproc: InProcessProvider, body: bytes, content_type: str, status: int
 ) -> None:
     response = await inproc.public.post(
-        "/v1/charges", content=body,
+        "/v1/charges",
+        content=body,
         headers={"Idempotency-Key": "k-bad", "content-type": content_type},
     )
     assert response.status_code == status
@@ -182,7 +227,8 @@ async def test_bad_input_is_a_problem_document_and_never_commits(
 @pytest.mark.parametrize("key", ["", "two words", "x" * 256, '"open', "caf\u00e9"])
 async def test_bad_key_format_is_400(inproc: InProcessProvider, key: str) -> None:
     response = await inproc.public.post(
-        "/v1/charges", json=charge_body("order-1"),
+        "/v1/charges",
+        json=charge_body("order-1"),
         headers=[(b"idempotency-key", key.encode("utf-8"))],
     )
     assert response.status_code == 400

@@ -25,8 +25,16 @@ def commit_row(attempt_id: int, attempt_no: int, effect_id: str = "ch_1") -> Com
 
 
 def settle_ok(store: LedgerStore, attempt_id: int, attempt_no: int, now: float = 101.0) -> bool:
-    return store.settle(attempt_id, Outcome.COMMITTED, key="k1", effect_id="ch_1", charge=None,
-                        commit=commit_row(attempt_id, attempt_no), response=OK, now=now)
+    return store.settle(
+        attempt_id,
+        Outcome.COMMITTED,
+        key="k1",
+        effect_id="ch_1",
+        charge=None,
+        commit=commit_row(attempt_id, attempt_no),
+        response=OK,
+        now=now,
+    )
 
 
 def test_claim_states_follow_the_key_lifecycle(tmp_path: Path) -> None:
@@ -42,7 +50,10 @@ def test_claim_states_follow_the_key_lifecycle(tmp_path: Path) -> None:
     assert replay.replay_effect_id == "ch_1"
     assert [a["attempt_no"] for a in store.attempts(key="k1")] == [1, 2, 3, 4]
     assert [a["outcome"] for a in store.attempts(key="k1")] == [
-        Outcome.COMMITTED, Outcome.CONFLICT_409, Outcome.MISMATCH_422, Outcome.REPLAYED,
+        Outcome.COMMITTED,
+        Outcome.CONFLICT_409,
+        Outcome.MISMATCH_422,
+        Outcome.REPLAYED,
     ]
 
 
@@ -88,8 +99,7 @@ def test_settle_after_reset_commits_nothing(tmp_path: Path) -> None:
 def test_release_lets_the_next_attempt_claim(tmp_path: Path) -> None:
     store = LedgerStore(tmp_path / "l.db", now=0.0)
     claim = store.begin_attempt(start(), 60, 100.0)
-    store.release(claim.attempt_id, "k1", Outcome.FAULT_INJECTED, "error_before_commit", 500,
-                  100.1)
+    store.release(claim.attempt_id, "k1", Outcome.FAULT_INJECTED, "error_before_commit", 500, 100.1)
     retry = store.begin_attempt(start(), 60, 100.2)
     assert (retry.status, retry.attempt_no) == (ClaimStatus.CLAIMED, 2)
 

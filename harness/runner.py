@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 import psycopg
@@ -60,6 +60,14 @@ class CaseResult:
     evidence_path: Path
 
 
+class PhaseObserver(Protocol):
+    """Watches a case's phases as they happen (the terminal's live line, Allure's steps).
+    ``phase`` is entered when the phase starts and exited when it ends; an exception in the
+    phase passes through it."""
+
+    def phase(self, case_id: str, name: str) -> AbstractContextManager[object]: ...
+
+
 class CaseAborted(HarnessError):
     """The case could not be driven to its end; its evidence is on disk all the same."""
 
@@ -73,6 +81,7 @@ class CaseRecord:
     phases: list[dict[str, Any]] = field(default_factory=list)
     # What the case has seen so far (journal, history), merged into every write.
     snapshot: Callable[[], dict[str, Any]] = dict
+    observers: Sequence[PhaseObserver] = ()
 
     @property
     def path(self) -> Path:
@@ -83,11 +92,14 @@ class CaseRecord:
         entry: dict[str, Any] = {"name": name, "started_at": time.time(), "ended_at": None}
         self.phases.append(entry)
         self.write()
-        try:
-            yield
-        finally:
-            entry["ended_at"] = time.time()
-            self.write()
+        with ExitStack() as watching:
+            for observer in self.observers:
+                watching.enter_context(observer.phase(str(self.doc.get("case")), name))
+            try:
+                yield
+            finally:
+                entry["ended_at"] = time.time()
+                self.write()
 
     def attempt(self, attempt: DeliveryAttempt) -> None:
         with (self.directory / "history.jsonl").open("a") as out:
@@ -115,7 +127,11 @@ def reset_stack(stack: Stack) -> None:
 
 
 def run_case(
-    case: Case, stack: Stack, workflow: WorkflowUnderTest, deployment: Deployment
+    case: Case,
+    stack: Stack,
+    workflow: WorkflowUnderTest,
+    deployment: Deployment,
+    observers: Sequence[PhaseObserver] = (),
 ) -> CaseResult:
     reset_stack(stack)
     key = new_key(case.id)
@@ -134,7 +150,7 @@ def run_case(
     case_dir = stack.run.run_dir / "cases" / case.id
     case_dir.mkdir(parents=True, exist_ok=True)
     (case_dir / "history.jsonl").unlink(missing_ok=True)
-    record = CaseRecord(case_dir, _header(case, key))
+    record = CaseRecord(case_dir, _header(case, key), observers=observers)
     run.history.sink = record.attempt
     record.snapshot = lambda: {"journal": run.journal.to_json(), "history": run.history.to_json()}
     log_marks = {p.name: p.log_size() for p in stack.processes}

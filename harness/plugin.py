@@ -9,6 +9,7 @@ Fixtures only wire objects together; the work is in ``harness.stack``.
     chaos_workflows         the workflows under test (bundled, or --chaos-workflows DIR)
     chaos_deployments       each of them deployed once on the session stack
     chaos_case              parametrized: every case of the matrix (see harness.cases)
+    chaos_phase_observers   who watches each case's phases (terminal line, Allure steps)
 
 Scale: under pytest-xdist (``-n N``) every worker process owns its own stack; the run
 directories of one invocation are ``<runs>/<invocation id>/<gwN>/`` with ``latest``
@@ -37,6 +38,7 @@ from harness.stack.stack import Stack, StackConfig
 if TYPE_CHECKING:
     from harness.deployment import Deployment
     from harness.manifest import WorkflowUnderTest
+    from harness.runner import PhaseObserver
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -248,6 +250,14 @@ def chaos_deployments(
     from harness.deployment import deploy_under_test
 
     return {w.name: (w, deploy_under_test(n8n_stack, w)) for w in chaos_workflows}
+
+
+@pytest.fixture(scope="session")
+def chaos_phase_observers(pytestconfig: pytest.Config) -> list[PhaseObserver]:
+    """Observers of every case's phases (``harness.runner.PhaseObserver``): the terminal's
+    live line and the report's steps each add theirs here."""
+    del pytestconfig
+    return []
 
 
 def _reporter_line(config: pytest.Config, message: str) -> None:

@@ -11,17 +11,20 @@ from harness.cases import Case
 from harness.oracle import Verdict
 from harness.plugin import ChaosDeployments
 from harness.report.allure_report import attach_result, label_case
-from harness.runner import run_case
+from harness.runner import PhaseObserver, run_case
 from harness.stack.stack import Stack
 
 
 @pytest.mark.chaos
 def test_exactly_once(
-    chaos_case: Case, n8n_stack: Stack, chaos_deployments: ChaosDeployments
+    chaos_case: Case,
+    n8n_stack: Stack,
+    chaos_deployments: ChaosDeployments,
+    chaos_phase_observers: list[PhaseObserver],
 ) -> None:
     label_case(chaos_case)
     workflow, deployment = chaos_deployments[chaos_case.workflow]
-    result = run_case(chaos_case, n8n_stack, workflow, deployment)
+    result = run_case(chaos_case, n8n_stack, workflow, deployment, chaos_phase_observers)
     attach_result(result)
     verdict = result.judgement.verdict
     where = f"evidence: {result.evidence_path}"

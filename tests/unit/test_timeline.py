@@ -1,0 +1,159 @@
+"""The timeline of a case from its saved evidence (no stack)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness.timeline import LANES, Window, events, fault_windows, render
+
+T0 = 1_000.0
+
+
+def evidence_doc() -> dict[str, Any]:
+    return {
+        "case": "payment_naive-retry-worker_kill-after_commit",
+        "started_at": T0,
+        "phases": [
+            {"name": "prepare", "started_at": T0, "ended_at": T0 + 0.1},
+            {"name": "deliver", "started_at": T0 + 0.1, "ended_at": T0 + 2.0},
+            {"name": "settle", "started_at": T0 + 9.0, "ended_at": None},
+        ],
+        "history": [
+            {
+                "delivery": "d1",
+                "number": 1,
+                "started_at": T0 + 0.2,
+                "ended_at": T0 + 5.0,
+                "outcome": "info",
+                "status": None,
+                "detail": "ReadTimeout: timed out",
+            },
+            {
+                "delivery": "d1",
+                "number": 2,
+                "started_at": T0 + 6.0,
+                "ended_at": T0 + 6.5,
+                "outcome": "ok",
+                "status": 200,
+                "detail": "{}",
+            },
+        ],
+        "journal": [
+            {
+                "at": T0 + 1.0,
+                "kind": "fault.inject",
+                "what": "worker_kill",
+                "data": {"worker": "worker0", "pid": 42},
+            },
+            {
+                "at": T0 + 4.0,
+                "kind": "fault.heal",
+                "what": "worker_kill",
+                "data": {"ready_s": 2.9876, "body": "a long reconciler answer"},
+            },
+        ],
+        "provider_attempts": [
+            {
+                "attempt_no": 1,
+                "effect": "charge",
+                "idempotency_key": None,
+                "outcome": "committed",
+                "http_status": 200,
+                "received_at": T0 + 0.8,
+                "finished_at": T0 + 1.5,
+            },
+        ],
+        "executions": [
+            {
+                "id": "7",
+                "status": "crashed",
+                "mode": "webhook",
+                "retry_of": None,
+                "started_at": T0 + 0.5,
+                "stopped_at": None,
+            },
+        ],
+        "evidence": {
+            "commits": [
+                {
+                    "effect_id": "ch_1",
+                    "committed_at": T0 + 0.9,
+                    "reference": "k",
+                    "effect": "charge",
+                    "attempt_no": 1,
+                    "idempotency_key": None,
+                }
+            ],
+            "stray_commits": [
+                {
+                    "effect_id": "ch_9",
+                    "committed_at": T0 + 6.2,
+                    "reference": "typo",
+                    "effect": "charge",
+                    "attempt_no": 2,
+                    "idempotency_key": None,
+                }
+            ],
+        },
+    }
+
+
+def test_every_lane_is_there_in_time_order_from_the_case_start() -> None:
+    found = events(evidence_doc())
+    assert {e.lane for e in found} == set(LANES)
+    assert [e.at for e in found] == sorted(e.at for e in found)
+    assert found[0].at == 0.0 and found[0].label == "prepare"
+
+
+def test_the_senders_attempts_carry_their_outcome_and_interval() -> None:
+    sender = [e for e in events(evidence_doc()) if e.lane == "sender"]
+    assert [(e.label, e.outcome) for e in sender] == [
+        ("d1 #1: ReadTimeout: timed out", "info"),
+        ("d1 #2: HTTP 200", "ok"),
+    ]
+    assert sender[0].duration == pytest.approx(4.8)
+
+
+def test_provider_commits_and_stray_commits_are_told_apart() -> None:
+    provider = [e for e in events(evidence_doc()) if e.lane == "provider"]
+    assert [e.outcome for e in provider] == ["committed", "committed", "stray"]
+    assert "ref typo" in provider[-1].label
+    assert "ref" not in provider[1].label
+
+
+def test_an_unfinished_phase_and_a_live_execution_have_no_end() -> None:
+    found = events(evidence_doc())
+    settle = next(e for e in found if e.label == "settle")
+    execution = next(e for e in found if e.lane == "n8n")
+    assert settle.until is None and settle.outcome == "unfinished"
+    assert execution.until is None and execution.outcome == "crashed"
+
+
+def test_journal_labels_are_one_short_line() -> None:
+    heal = next(e for e in events(evidence_doc()) if "fault.heal" in e.label)
+    assert heal.label == "fault.heal worker_kill (ready_s=2.99)"
+
+
+def test_the_faults_window_pairs_inject_with_heal() -> None:
+    doc = evidence_doc()
+    assert fault_windows(doc) == [Window("worker_kill", 1.0, 4.0)]
+    doc["journal"] = doc["journal"][:1]
+    assert fault_windows(doc) == [Window("worker_kill", 1.0, None)]
+
+
+def test_evidence_cut_short_still_gives_a_timeline() -> None:
+    doc = {
+        "case": "x",
+        "started_at": T0,
+        "phases": [{"name": "prepare", "started_at": T0, "ended_at": None}],
+    }
+    assert [e.label for e in events(doc)] == ["prepare"]
+
+
+def test_render_gives_one_line_per_event() -> None:
+    lines = render(events(evidence_doc()))
+    assert len(lines) == len(events(evidence_doc()))
+    assert lines[0].startswith("   +0.000 s  phase")
+    assert any("d1 #2: HTTP 200  [ok]  (0.50 s" in line for line in lines)

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from harness.manifest import WorkflowUnderTest
     from harness.runner import PhaseObserver
 
+# The terminal's case lines, live line, verdict grid and verdicts.json.
+pytest_plugins = ["harness.terminal.reporter"]
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("n8n-chaos", "n8n chaos harness")
@@ -172,6 +175,17 @@ def _worker_run_dir(config: pytest.Config) -> Path | None:
     if invocation is None:
         return None
     return Path(invocation) / str(workerinput.get("workerid", f"pid{os.getpid()}"))
+
+
+def invocation_dir(config: pytest.Config) -> Path | None:
+    """Under xdist, the controller's directory of the whole invocation (else None)."""
+    return config.stash.get(_INVOCATION, None)
+
+
+def session_run_dir(config: pytest.Config) -> Path | None:
+    """Where this session's shared files go: the invocation's directory under xdist, else
+    the session stack's run directory (None before a stack ran)."""
+    return config.stash.get(_INVOCATION, None) or config.stash.get(_RUN_DIR, None)
 
 
 @pytest.hookimpl(trylast=True)

@@ -5,6 +5,8 @@ or ``-k``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from harness.cases import Case
@@ -13,6 +15,7 @@ from harness.plugin import ChaosDeployments
 from harness.report.allure_report import attach_result, label_case
 from harness.runner import PhaseObserver, run_case
 from harness.stack.stack import Stack
+from harness.terminal.reporter import VERDICT_PROPERTY
 
 
 @pytest.mark.chaos
@@ -21,12 +24,22 @@ def test_exactly_once(
     n8n_stack: Stack,
     chaos_deployments: ChaosDeployments,
     chaos_phase_observers: list[PhaseObserver],
+    record_property: Callable[[str, object], None],
 ) -> None:
     label_case(chaos_case)
     workflow, deployment = chaos_deployments[chaos_case.workflow]
     result = run_case(chaos_case, n8n_stack, workflow, deployment, chaos_phase_observers)
     attach_result(result)
     verdict = result.judgement.verdict
+    # The terminal reads it from the test report (also on the controller of xdist workers).
+    record_property(
+        VERDICT_PROPERTY,
+        {
+            "verdict": verdict.value,
+            "explanation": result.judgement.explanation,
+            "evidence": str(result.evidence_path),
+        },
+    )
     where = f"evidence: {result.evidence_path}"
     if verdict is Verdict.NO_EVIDENCE and Verdict.NO_EVIDENCE not in chaos_case.expected:
         raise HarnessCaseError(

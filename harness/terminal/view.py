@@ -1,0 +1,103 @@
+"""Rich renderings of outcomes: the line of a case that ended, the verdict grid."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.text import Text
+
+from harness.terminal.grid import CODES, ERROR_CODE, Cell, Grid
+from harness.terminal.outcome import CaseOutcome, Kind
+
+STYLES = {
+    "pass": "green",
+    "caught": "cyan",  # a violation the case expects: the harness saw the bug
+    Kind.VIOLATION: "bold white on red",
+    Kind.HARNESS_ERROR: "bold black on yellow",
+}
+CELL_WIDTH = 3
+
+
+def outcome_style(outcome: CaseOutcome) -> str:
+    if outcome.kind is not Kind.EXPECTED:
+        return STYLES[outcome.kind]
+    return STYLES["pass"] if outcome.verdict == "PASS" else STYLES["caught"]
+
+
+def _cell_style(cell: Cell) -> str:
+    if cell.kind is not Kind.EXPECTED:
+        return STYLES[cell.kind]
+    return STYLES["caught"] if cell.caught else STYLES["pass"]
+
+
+def mark(outcome: CaseOutcome) -> str:
+    return {
+        Kind.EXPECTED: "expected",
+        Kind.VIOLATION: "UNEXPECTED",
+        Kind.HARNESS_ERROR: "HARNESS ERROR",
+    }[outcome.kind]
+
+
+def case_line(outcome: CaseOutcome) -> Text:
+    """``VERDICT  expected  12.3 s  case-id  explanation`` (the explanation last, so a
+    narrow terminal cuts it, not the id)."""
+    seconds = "    ? s" if outcome.seconds is None else f"{outcome.seconds:5.1f} s"
+    line = Text()
+    line.append(f"{outcome.verdict or 'ERROR':<12}", style=outcome_style(outcome))
+    line.append(f" {mark(outcome):<13} ", style="" if outcome.as_expected else "bold")
+    line.append(f"{seconds}  ")
+    line.append(outcome.case_id, style="bold")
+    why = outcome.error or outcome.explanation
+    if not outcome.as_expected:
+        why = f"expected {'/'.join(outcome.expected) or 'nothing'}: {why}"
+    if why:
+        line.append(f"  {why}", style="dim" if outcome.as_expected else "")
+    return line
+
+
+def grid_view(grid: Grid) -> Group:
+    """The grid, its column legend (numbers -> scenarios) and the code legend."""
+    name_width = max((len(w) for w in grid.workflows), default=8)
+    header = Text(" " * name_width + " ")
+    for i, _ in enumerate(grid.scenarios, start=1):
+        header.append(f"{i:>{CELL_WIDTH}}", style="bold")
+    rows = [header]
+    for workflow in grid.workflows:
+        row = Text(f"{workflow:<{name_width}} ")
+        for scenario in grid.scenarios:
+            cell = grid.cell(workflow, scenario)
+            if cell is None:
+                row.append(f"{'·':>{CELL_WIDTH}}", style="dim")
+                continue
+            shown = cell.label[: CELL_WIDTH - 1]  # at least one space between cells
+            row.append(" " * (CELL_WIDTH - len(shown)))
+            row.append(shown, style=_cell_style(cell))
+        rows.append(row)
+    legend = [
+        Text(f"{i:>3} {scenario}", style="dim") for i, scenario in enumerate(grid.scenarios, 1)
+    ]
+    return Group(*rows, Text(""), *legend, Text(""), codes_legend())
+
+
+def codes_legend() -> Text:
+    legend = Text("codes: ", style="dim")
+    for verdict, letter in CODES.items():
+        legend.append(f"{letter}={verdict} ", style="dim")
+    legend.append(f"{ERROR_CODE}=no verdict  ·=not in the matrix\ncolours: ", style="dim")
+    legend.append("as expected", style=STYLES["pass"])
+    legend.append(" ")
+    legend.append("caught as expected", style=STYLES["caught"])
+    legend.append(" ")
+    legend.append("violation", style=STYLES[Kind.VIOLATION])
+    legend.append(" ")
+    legend.append("harness error", style=STYLES[Kind.HARNESS_ERROR])
+    return legend
+
+
+def totals(grid: Grid) -> Text:
+    line = Text(f"{len(grid.outcomes)} cases: ")
+    line.append(f"{grid.count(Kind.EXPECTED)} as expected", style=STYLES["pass"])
+    for kind, word in ((Kind.VIOLATION, "violations"), (Kind.HARNESS_ERROR, "harness errors")):
+        n = grid.count(kind)
+        line.append(", ")
+        line.append(f"{n} {word}", style=STYLES[kind] if n else "")
+    return line

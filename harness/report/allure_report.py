@@ -1,17 +1,27 @@
-"""Allure: labels, the verdict, and the case's evidence as attachments.
+"""Allure: labels, the verdict, the case's steps, timeline and evidence as attachments.
 
 Verdict mapping (Jepsen's priorities): an expected verdict passes; an unexpected DUPLICATE,
 LOST or UNRECONCILED fails ("Product defects"); NO-EVIDENCE is a harness error ("broken").
-``categories.json`` in the results folder groups them that way in the report.
+Each case's result carries the labels the report's grid and categories read: ``workflow``,
+``scenario`` (delivery-fault-crash point), ``case``, ``expected`` and, once judged,
+``verdict``. ``categories.json`` (Allure 2) and :data:`CATEGORIES_V3` (Allure 3, in the
+report's config) group the results by verdict.
 """
 
 from __future__ import annotations
 
 import json
+import platform
+from base64 import b64encode
+from collections.abc import Mapping
+from html import escape
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import allure
+
+from harness.report.steps import apply_evidence_steps
+from harness.report.timeline_svg import render_svg
 
 if TYPE_CHECKING:
     from harness.cases import Case
@@ -39,14 +49,41 @@ CATEGORIES = [
     },
     {"name": "Harness error", "matchedStatuses": ["broken"]},
 ]
+# Allure 3 matches labels: one category per verdict, a violation apart from a bug caught.
+CATEGORIES_V3: list[dict[str, Any]] = [
+    *(
+        {
+            "name": f"{verdict}: {name} (violation)",
+            "matchers": {"statuses": ["failed"], "labels": {"verdict": f"^{verdict}$"}},
+            "expand": True,
+        }
+        for verdict, name in _VIOLATIONS.items()
+    ),
+    {
+        "name": "NO-EVIDENCE: the fault never landed (harness error)",
+        "matchers": {"labels": {"verdict": "^NO-EVIDENCE$"}, "statuses": ["broken", "failed"]},
+    },
+    {"name": "Harness error: no verdict", "matchers": {"statuses": ["broken"]}},
+    *(
+        {
+            "name": f"{verdict}: caught as expected",
+            "matchers": {"statuses": ["passed"], "labels": {"verdict": f"^{verdict}$"}},
+        }
+        for verdict in _VIOLATIONS
+    ),
+]
 
 
 def label_case(case: Case) -> None:
+    allure.dynamic.title(case.id)  # the report's grid links cells to tests by this name
     allure.dynamic.parent_suite("exactly-once matrix")
     allure.dynamic.suite(case.workflow)
     allure.dynamic.sub_suite(case.scenario.id)
     allure.dynamic.tag(case.delivery, case.fault, case.crashpoint)
     allure.dynamic.label("workflow", case.workflow)
+    allure.dynamic.label("scenario", case.scenario.id)
+    allure.dynamic.label("case", case.id)
+    allure.dynamic.label("expected", "/".join(sorted(v.value for v in case.expected)))
     allure.dynamic.label("delivery", case.delivery)
     allure.dynamic.label("fault", case.fault)
     allure.dynamic.label("crashpoint", case.crashpoint)
@@ -57,23 +94,74 @@ def label_case(case: Case) -> None:
     )
 
 
-def attach_result(result: CaseResult) -> None:
-    case_dir = result.evidence_path.parent
+def attach_result(result: CaseResult, reset_from: float | None = None) -> None:
+    """The judged case: its verdict, steps, timeline, evidence and logs."""
+    attach_evidence(result.evidence_path, reset_from)
+
+
+def attach_evidence(evidence_path: Path, reset_from: float | None = None) -> None:
+    """Whatever the case's evidence holds (also a case cut short by a harness error)."""
+    if not evidence_path.is_file():
+        return
+    try:
+        doc: dict[str, Any] = json.loads(evidence_path.read_text())
+    except ValueError:
+        doc = {}
+    if doc.get("verdict"):
+        allure.dynamic.label("verdict", str(doc["verdict"]))
+        allure.attach(
+            f"{doc['verdict']}: {doc.get('explanation', '')}",
+            name="verdict",
+            attachment_type=allure.attachment_type.TEXT,
+        )
+    if doc:
+        apply_evidence_steps(doc, reset_from)
+        svg = render_svg(doc)
+        allure.attach(svg, name="timeline.svg", attachment_type=allure.attachment_type.SVG)
+        # On the case's page itself (no click to open it): the verdict, why, the timeline.
+        allure.dynamic.description_html(_description_html(doc, svg))
     allure.attach.file(
-        str(result.evidence_path), name="evidence.json", attachment_type=allure.attachment_type.JSON
+        str(evidence_path), name="evidence.json", attachment_type=allure.attachment_type.JSON
     )
-    allure.attach(
-        f"{result.judgement.verdict.value}: {result.judgement.explanation}",
-        name="verdict",
-        attachment_type=allure.attachment_type.TEXT,
-    )
-    for log in sorted((case_dir / "logs").glob("*.log")):
+    # Logs are cut to the case already (the runner writes what each process logged during it).
+    for log in sorted((evidence_path.parent / "logs").glob("*.log")):
         if log.stat().st_size:
             allure.attach.file(
                 str(log), name=f"log {log.stem}", attachment_type=allure.attachment_type.TEXT
             )
 
 
+def _description_html(doc: Mapping[str, Any], svg: str) -> str:
+    verdict = str(doc.get("verdict") or "no verdict")
+    expected = "/".join(str(v) for v in doc.get("expected") or []) or "?"
+    image = b64encode(svg.encode()).decode()
+    facts = (
+        f"Workflow <b>{escape(str(doc.get('workflow')))}</b>, delivery "
+        f"<b>{escape(str(doc.get('delivery')))}</b>, fault <b>{escape(str(doc.get('fault')))}</b> "
+        f"at crash point <b>{escape(str(doc.get('crashpoint')))}</b>; expected {escape(expected)}."
+    )
+    return (
+        f"<p>{facts}</p><p><b>{escape(verdict)}</b>: "
+        f"{escape(str(doc.get('explanation') or ''))}</p>"
+        # The report sanitizes inline <svg> away; an image of it is kept.
+        f'<img class="n8n-chaos-timeline" alt="timeline of {escape(str(doc.get("case")))}" '
+        f'style="max-width:100%" src="data:image/svg+xml;base64,{image}">'
+    )
+
+
 def write_categories(results_dir: Path) -> None:
     results_dir.mkdir(parents=True, exist_ok=True)
     (results_dir / "categories.json").write_text(json.dumps(CATEGORIES, indent=2))
+
+
+def write_environment(results_dir: Path, values: Mapping[str, object]) -> None:
+    """``environment.properties``: the report's Environment / Metadata block."""
+    results_dir.mkdir(parents=True, exist_ok=True)
+    lines = [f"{key}={_property(value)}" for key, value in values.items() if value is not None]
+    lines.append(f"python={platform.python_version()}")
+    (results_dir / "environment.properties").write_text("\n".join(lines) + "\n")
+
+
+def _property(value: object) -> str:
+    # .properties: backslashes and line breaks would end or bend the value.
+    return str(value).replace("\\", "\\\\").replace("\n", " ")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import signal
-
 from harness.faults.base import FaultContext, NoAction, register
 
 
@@ -14,13 +12,14 @@ class MainKill(NoAction):
     loses_answer = True
 
     def __init__(self) -> None:
-        self.exit_code: int | None = None
+        self.fact: str | None = None
 
     def inject(self, ctx: FaultContext) -> None:
         main = ctx.stack.main
         ctx.journal.record("fault.inject", self.name, pid=main.pid)
         main.kill()
-        self.exit_code = main.process.last_returncode
+        # The wait status (native) or the container's exit code 137 (compose).
+        self.fact = main.process.kill_proof()
 
     def heal(self, ctx: FaultContext) -> None:
         if not ctx.stack.main.process.running:
@@ -29,4 +28,4 @@ class MainKill(NoAction):
 
     def proof(self, ctx: FaultContext) -> str | None:
         del ctx
-        return "main exited by SIGKILL (wait status)" if self.exit_code == -signal.SIGKILL else None
+        return self.fact

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import signal
-
 from harness.faults.base import PROCESS_WINDOWS, FaultContext, NoAction, register
 
 
@@ -16,14 +14,16 @@ class WorkerKill(NoAction):
     retry_needs_heal = False  # the live worker serves the retry while this one restarts
 
     def __init__(self) -> None:
-        self.killed: list[tuple[str, int | None]] = []
+        self.killed: list[str] = []
 
     def inject(self, ctx: FaultContext) -> None:
         worker = ctx.stack.workers[ctx.target()]
         ctx.journal.record("fault.inject", self.name, worker=worker.name, pid=worker.pid)
         worker.kill()
-        # The OS's word, not ours: the reaped child's status says it died of SIGKILL.
-        self.killed.append((worker.name, worker.process.last_returncode))
+        # The OS's word, not ours: the wait status of the reaped child (native), or the
+        # engine's exit code 137 = 128+SIGKILL of the container (compose).
+        if (fact := worker.process.kill_proof()) is not None:
+            self.killed.append(fact)
 
     def heal(self, ctx: FaultContext) -> None:
         for worker in ctx.stack.workers:
@@ -33,5 +33,4 @@ class WorkerKill(NoAction):
 
     def proof(self, ctx: FaultContext) -> str | None:
         del ctx
-        dead = [name for name, code in self.killed if code == -signal.SIGKILL]
-        return f"{', '.join(dead)} exited by SIGKILL (wait status)" if dead else None
+        return ", ".join(self.killed) if self.killed else None

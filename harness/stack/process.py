@@ -149,6 +149,26 @@ class ManagedProcess:
     def returncode(self) -> int | None:
         return self._popen.poll() if self._popen is not None else None
 
+    # -- the outside facts a fault's proof cites (a container answers with its own) ----
+    def kill_proof(self) -> str | None:
+        """The kernel's word that the last end was a SIGKILL: the reaped wait status."""
+        if self.last_returncode == -signal.SIGKILL:
+            return f"{self.name} exited by SIGKILL (wait status)"
+        return None
+
+    def pause_proof(self) -> str | None:
+        """The kernel's word that the process is stopped: state T in /proc."""
+        pid = self.pid
+        if pid is None:
+            return None
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return None
+        if stat.rsplit(")", 1)[1].split()[0] != "T":
+            return None
+        return f"{self.name} (pid {pid}) in state T (/proc)"
+
     def ensure_running(self) -> None:
         """Raise ServiceExited with the log tail if the process has ended."""
         code = self.returncode if self._popen is not None else self.last_returncode

@@ -66,10 +66,14 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     groups: set[int] = set()
     owner_closed = False
+    containers = False
     for line in sys.stdin:
         op, pgid = line[:1], line[1:].strip()
         if line.strip() == DONE:
             owner_closed = True
+            continue
+        if line.strip() == CONTAINERS:
+            containers = True
             continue
         if not pgid.isdigit():
             continue
@@ -78,12 +82,26 @@ def main(argv: list[str]) -> int:
         elif op == "-":
             groups.discard(int(pgid))
     sweep(run_id, groups)
+    if containers:
+        remove_containers(run_id)
     if not owner_closed:
         remove_run_data(run_id)
     return 0
 
 
+def remove_containers(run_id: str) -> None:
+    """The run's compose project, by label (the owner's `docker compose down` never ran, or
+    did and this finds nothing)."""
+    try:
+        from harness.stack.docker.engine import remove_run
+
+        remove_run(run_id)
+    except Exception as exc:  # the engine is gone too: nothing more a reaper can do
+        print(f"reaper: could not remove the containers of run {run_id}: {exc}", file=sys.stderr)
+
+
 DONE = "=done"
+CONTAINERS = "=containers"
 
 
 class Reaper:
@@ -110,6 +128,10 @@ class Reaper:
 
     def ended(self, pgid: int) -> None:
         self._send(f"-{pgid}")
+
+    def uses_containers(self) -> None:
+        """The run has a compose project: the reaper removes it too (by the run's label)."""
+        self._send(CONTAINERS)
 
     def close(self, timeout_s: float = 10.0) -> None:
         """Let the reaper sweep and exit; wait for it so the sweep is done when we return."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +40,8 @@ class RunContext:
     run_id: str
     run_dir: Path
     reaper: Reaper
+    # Set by the compose backend: parts then run as containers (harness.stack.docker).
+    process_factory: Callable[..., ManagedProcess] | None = None
 
     @classmethod
     def create(
@@ -70,6 +72,8 @@ class RunContext:
         run_as: RunAs | None = None,
         cwd: Path | None = None,
     ) -> ManagedProcess:
+        if self.process_factory is not None:
+            return self.process_factory(name, argv, env, run_as=run_as, cwd=cwd)
         return ManagedProcess(
             name=name,
             argv=argv,

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import psycopg
 from psycopg.rows import dict_row
@@ -46,6 +46,9 @@ from harness.stack.template import cached as template_is_cached
 from harness.stack.template import ensure as ensure_template
 from harness.stack.toxiproxy import Proxy, ToxiproxyClient
 from harness.stack.toxiproxy_server import ToxiproxyServer
+
+if TYPE_CHECKING:
+    from harness.stack.docker.project import ComposeProject
 
 LEDGER_DATABASE = "ledger"
 PROVIDER_UPSTREAM = "provider"
@@ -86,10 +89,18 @@ class StackConfig:
     # Copy n8n's database from a migrated template (made once per n8n version, in the
     # cache) instead of migrating a fresh one; False migrates a fresh database (--fresh-db).
     db_template: bool = True
+    # "native": child processes; "compose": containers (harness.stack.docker, compose/).
+    backend: Literal["native", "compose"] = "native"
+    # The compose backend's n8n image (a user's own); None: the locally built one.
+    n8n_image: str | None = None
 
     def validate(self) -> None:
         if self.workers < 1:
             raise ConfigError(f"--workers must be at least 1, got {self.workers}")
+        if self.backend not in ("native", "compose"):
+            raise ConfigError(f"--backend must be native or compose, got {self.backend!r}")
+        if self.n8n_image and self.backend != "compose":
+            raise ConfigError("--n8n-image needs --backend compose (native runs n8n from npm)")
         if self.provider is not None and PROVIDER_UPSTREAM in self.upstreams:
             raise ConfigError(
                 f"upstream name {PROVIDER_UPSTREAM!r} is taken by the bundled provider; "
@@ -124,6 +135,8 @@ class Stack:
     timings: dict[str, float] = field(default_factory=dict)
     # Ports reserved for this stack (harness.stack.ports), released when it stops.
     reserved_ports: list[int] = field(default_factory=list)
+    # The compose project of a --backend compose stack (its parts are containers).
+    containers: ComposeProject | None = None
 
     # -- addresses --------------------------------------------------------------------
     @property
@@ -230,9 +243,15 @@ class Stack:
         progress(f"run {run.run_id}: logs in {run.run_dir}")
         stack: Stack | None = None
         try:
+            project = _compose_project(run, config)
             with collect_ports() as reserved:
                 stack = cls._assemble(installation, config, run)
             stack.reserved_ports = reserved
+            if project is not None:
+                stack.containers = project
+                project.set_env("postgres", POSTGRES_PASSWORD=stack.postgres.password)
+                progress(f"creating the containers of compose project {project.name}")
+                project.create()
             if template_s:
                 stack.timings["template made (once)"] = template_s
             queued = time.monotonic()
@@ -339,7 +358,7 @@ class Stack:
         if template is not None:
             self.postgres.copy_from(template.data_dir, template.password)
             self.timings["postgres template copy"] = time.monotonic() - step
-        else:
+        elif self.containers is None:  # a Postgres container runs initdb itself
             self.postgres.initdb()
             self.timings["postgres initdb"] = time.monotonic() - step
         backing: list[Service] = [self.postgres, self.redis, self.toxiproxy_server]
@@ -422,6 +441,8 @@ class Stack:
             "owner_pid": os.getpid(),
             "reaper_pid": self.run.reaper.pid,
             "n8n_version": self.config.n8n_version,
+            "backend": self.config.backend,
+            "compose_project": self.containers.name if self.containers else None,
             "n8n_url": self.base_url,
             "webhook_base_url": self.webhook_base_url,
             "owner_email": self.owner.email if self.owner else None,
@@ -458,6 +479,8 @@ class Stack:
         self.toxiproxy.close()
         if self.provider is not None:
             self.provider.control.close()
+        if self.containers is not None:
+            self.containers.down()
         self.run.reaper.close()
         (self.run.run_dir / "stack.json").unlink(missing_ok=True)
         release_ports(self.reserved_ports)
@@ -491,7 +514,7 @@ def _template_for(
 ) -> tuple[DatabaseTemplate | None, float]:
     """The migrated database template (made now if missing), and how long making it took.
     A template that cannot be made is not fatal: the stack then migrates a fresh database."""
-    if not config.db_template or inst.cache_dir is None:
+    if not config.db_template or inst.cache_dir is None or config.backend != "native":
         return None, 0.0
     started = time.monotonic()
     was_cached = template_is_cached(inst)
@@ -501,6 +524,16 @@ def _template_for(
         progress(f"no database template, migrating a fresh database: {exc}")
         return None, 0.0
     return template, 0.0 if was_cached else time.monotonic() - started
+
+
+def _compose_project(run: RunContext, config: StackConfig) -> ComposeProject | None:
+    if config.backend != "compose":
+        return None
+    from harness.stack.docker.project import ComposeProject  # the docker SDK only when used
+
+    return ComposeProject.for_run(
+        run, config.n8n_version, config.n8n_image, config.webhook_processor
+    )
 
 
 def _links(

@@ -1,0 +1,80 @@
+"""The matrix subset of issue 8 on the compose backend gives the verdicts the native backend
+gives: each case's verdict is its expectation, which the native matrix (tests/chaos, same CI
+run) asserts for the same cases. One stack, the cases in one pytest run of harness/suite.py,
+exactly as `n8n-chaos run --backend compose -k ...` runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import harness.suite
+
+SUBSET = (
+    "payment_idempotent-retry-no_fault-none",
+    "payment_idempotent-retry-worker_kill-after_commit",
+    "payment_idempotent-retry-worker_pause-after_commit",
+    "payment_idempotent-retry-main_kill-after_commit",
+    "payment_idempotent-retry-response_drop-none",
+    "payment_idempotent-concurrent-no_fault-none-r1",
+    "payment_idempotent-late-no_fault-none",
+    "payment_idempotent-retry-postgres_cut-after_commit",
+    # A workflow that is not exactly-once: the violation must be caught on containers too.
+    "payment_naive-retry-worker_kill-after_commit",
+)
+# What each case proved on the native backend (tests/fixtures and the native CI run).
+NATIVE_VERDICTS = {case: ("PASS",) for case in SUBSET[:-1]} | {
+    SUBSET[-1]: ("DUPLICATE", "LOST"),
+}
+RUN_DEADLINE_S = 1500.0
+
+
+def test_subset_on_compose_gives_the_native_verdicts(docker_ready: None, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            harness.suite.__file__,
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--backend=compose",
+            f"--n8n-runs-dir={runs}",
+            f"--alluredir={tmp_path / 'allure'}",
+            "-k",
+            " or ".join(SUBSET),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=RUN_DEADLINE_S,
+        check=False,
+    )
+    output = done.stdout[-6000:] + done.stderr[-3000:]
+    verdicts: dict[str, tuple[str, list[str], str]] = {}
+    for path in runs.rglob("evidence.json"):
+        evidence = json.loads(path.read_text())
+        verdicts[evidence["case"]] = (
+            evidence["verdict"],
+            evidence["expected"],
+            evidence.get("explanation", ""),
+        )
+    assert set(verdicts) == set(SUBSET), output
+    differ = {
+        case: verdict
+        for case, (verdict, _, _) in verdicts.items()
+        if verdict not in NATIVE_VERDICTS[case]
+    }
+    assert differ == {}, f"compose verdicts differ from native: {differ}\n{output}"
+    # The process faults were proven by the engine's facts, not by the signal's absence.
+    proofs = {
+        case: verdicts[case][2]
+        for case in SUBSET
+        if case.startswith("payment_idempotent") and ("kill" in case or "pause" in case)
+    }
+    for case, explanation in proofs.items():
+        assert "docker inspect" in explanation, f"{case}: {explanation}"
+    assert done.returncode == 0, output

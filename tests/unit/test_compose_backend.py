@@ -1,0 +1,168 @@
+"""The compose backend's own code without an engine: what each container runs, the per-run
+compose file, the proofs a process handle gives, the options, the reaper's container line."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.errors import ConfigError
+from harness.stack import reaper
+from harness.stack.docker.container import ContainerProcess
+from harness.stack.docker.project import ComposeProject, service_spec
+from harness.stack.run import RunContext
+from harness.stack.stack import StackConfig
+
+PG_ARGV = [
+    "/cache/postgres/bin/postgres",
+    "-D",
+    "/tmp/pg/data",
+    "-p",
+    "41001",
+    "-c",
+    "listen_addresses=127.0.0.1",
+    "-c",
+    "unix_socket_directories=",
+    "-c",
+    "fsync=off",
+]
+
+
+def test_postgres_runs_the_native_settings_without_host_paths() -> None:
+    spec = service_spec("postgres", PG_ARGV, {"PATH": "/usr/bin"})
+    assert spec["command"] == [
+        "postgres",
+        "-p",
+        "41001",
+        "-c",
+        "listen_addresses=127.0.0.1",
+        "-c",
+        "fsync=off",
+    ]
+    assert spec["environment"] == {"PGPORT": "41001"}
+
+
+def test_redis_toxiproxy_and_provider_keep_their_ports() -> None:
+    redis = service_spec(
+        "redis", ["/usr/bin/redis-server", "--port", "7", "--dir", "/run/redis", "--save", ""], {}
+    )
+    assert redis["command"] == ["redis-server", "--port", "7", "--save", ""]
+    toxi = service_spec("toxiproxy", ["/c/toxiproxy-server", "-host", "h", "-port", "8"], {})
+    assert toxi["command"] == ["-host", "h", "-port", "8"]
+    assert toxi["environment"] == {"TOXIPROXY_PORT": "8"}
+    provider = service_spec(
+        "provider",
+        ["/py", "-m", "fake_providers.payment", "--port", "9", "--db", "/run/p.db", "--lenient"],
+        {"PYTHONUNBUFFERED": "1"},
+    )
+    assert provider["command"] == ["--port", "9", "--db", "/data/provider.db", "--lenient"]
+
+
+def test_n8n_gets_its_role_and_settings_but_not_the_hosts_paths() -> None:
+    env = {"PATH": "/node/bin", "HOME": "/run/n8n", "N8N_USER_FOLDER": "/run/n8n", "N8N_PORT": "5"}
+    spec = service_spec("worker1", ["/node", "/n8n", "worker", "--concurrency=5"], env)
+    assert spec == {"command": ["worker", "--concurrency=5"], "environment": {"N8N_PORT": "5"}}
+
+
+def _project(tmp_path: Path, image: str = "n8n-chaos/n8n:2.40.7-local") -> ComposeProject:
+    run = RunContext(run_id="20260101-000000-abcdef", run_dir=tmp_path, reaper=None)  # type: ignore[arg-type]
+    (tmp_path / "logs").mkdir(exist_ok=True)
+    return ComposeProject(run, image, False, False, "n8n-chaos-20260101-000000-abcdef")
+
+
+def test_every_part_asks_the_project_and_gets_a_container(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    proc = project.process("postgres", PG_ARGV, {})
+    assert isinstance(proc, ContainerProcess)
+    assert proc.container_name == "n8n-chaos-20260101-000000-abcdef-postgres"
+    assert proc.log_path == tmp_path / "logs" / "postgres.log"
+
+
+def test_the_run_file_pins_host_networking_labels_and_escapes_dollars(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    project.process("postgres", PG_ARGV, {})
+    project.set_env("postgres", POSTGRES_PASSWORD="pa$$word")
+    project.process("worker2", ["/node", "/n8n", "worker"], {"N8N_PORT": "5"})
+    text = project.render()
+    assert '    network_mode: "host"' in text
+    assert '"n8n-chaos.run": "20260101-000000-abcdef"' in text
+    assert '"POSTGRES_PASSWORD": "pa$$$$word"' in text  # compose reads it back as pa$$word
+    assert text.count("environment: !override") == 2
+    # An n8n part beyond compose.yaml's two workers is fully described by the run file.
+    worker2 = text.split("  worker2:\n", 1)[1]
+    assert '"image": ' not in worker2 and 'image: "n8n-chaos/n8n:2.40.7-local"' in worker2
+    assert "healthcheck:" in worker2
+
+
+def test_a_custom_image_does_not_get_module_names_of_another_n8n(tmp_path: Path) -> None:
+    project = _project(tmp_path, "acme/n8n:custom")
+    project.custom_n8n_image = True
+    project.process("main", ["/node", "/n8n", "start"], {"N8N_DISABLED_MODULES": "mcp-registry"})
+    (tmp_path / "compose.run.yaml").write_text("")
+    project.compose = lambda *args: ""  # type: ignore[method-assign]
+    project.create()
+    assert "N8N_DISABLED_MODULES" not in (tmp_path / "compose.run.yaml").read_text()
+    assert 'image: "acme/n8n:custom"' in (tmp_path / "compose.run.yaml").read_text()
+
+
+def _container(state: dict[str, Any], tmp_path: Path) -> ContainerProcess:
+    proc = ContainerProcess.make("worker0", "c", tmp_path / "w.log", "run")
+    proc._state = lambda: state  # type: ignore[method-assign]
+    return proc
+
+
+def test_container_kill_proof_is_the_engines_exit_137(tmp_path: Path) -> None:
+    killed = _container({"Running": False, "ExitCode": 137, "OOMKilled": False}, tmp_path)
+    assert "137 = 128+SIGKILL" in (killed.kill_proof() or "")
+    assert _container({"Running": False, "ExitCode": 0}, tmp_path).kill_proof() is None
+    oom = _container({"Running": False, "ExitCode": 137, "OOMKilled": True}, tmp_path)
+    assert oom.kill_proof() is None
+
+
+def test_container_pause_proof_needs_the_engines_paused_state(tmp_path: Path) -> None:
+    assert _container({"Running": True, "Paused": False, "Pid": 1}, tmp_path).pause_proof() is None
+    paused = _container({"Running": True, "Paused": True, "Pid": 0}, tmp_path).pause_proof()
+    assert paused is not None and "paused (docker inspect)" in paused
+
+
+def test_native_proofs_are_the_kernels_word(tmp_path: Path) -> None:
+    run = RunContext.create(tmp_path)
+    try:
+        proc = run.process("sleeper", ["sleep", "300"], {})
+        proc.start()
+        assert proc.kill_proof() is None and proc.pause_proof() is None
+        proc.pause()
+        deadline = time.monotonic() + 5
+        while proc.pause_proof() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "in state T (/proc)" in (proc.pause_proof() or "")
+        proc.kill()
+        assert proc.kill_proof() == "sleeper exited by SIGKILL (wait status)"
+    finally:
+        run.reaper.close()
+
+
+def test_backend_options_are_checked() -> None:
+    StackConfig(backend="compose", n8n_image="acme/n8n:1").validate()
+    with pytest.raises(ConfigError, match="--n8n-image needs --backend compose"):
+        StackConfig(n8n_image="acme/n8n:1").validate()
+    with pytest.raises(ConfigError, match="--backend must be"):
+        StackConfig(backend="k8s").validate()  # type: ignore[arg-type]
+
+
+def test_reaper_removes_the_containers_of_a_run_that_has_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    removed: list[str] = []
+    monkeypatch.setattr(reaper, "remove_containers", removed.append)
+    monkeypatch.setattr(reaper, "sweep", lambda run_id, groups: None)
+    monkeypatch.setattr(reaper, "remove_run_data", lambda run_id: None)
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{reaper.CONTAINERS}\n{reaper.DONE}\n"))
+    assert reaper.main(["reaper", "run-1"]) == 0
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{reaper.DONE}\n"))
+    assert reaper.main(["reaper", "run-2"]) == 0
+    assert removed == ["run-1"]

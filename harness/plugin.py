@@ -21,6 +21,7 @@ into its run directory for ``--shard-timings``.
 from __future__ import annotations
 
 import contextlib
+import importlib.resources
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,7 +111,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-BUNDLED_WORKFLOWS = Path(__file__).resolve().parent.parent / "workflows_under_test"
+# The workflows shipped in the wheel as package data (a checkout and an installed wheel alike).
+BUNDLED_WORKFLOWS = Path(str(importlib.resources.files("workflows_under_test")))
 
 ChaosDeployments = dict[str, tuple["WorkflowUnderTest", "Deployment"]]
 

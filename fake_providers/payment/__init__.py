@@ -35,7 +35,10 @@ In-process (fast tests): `create_app(ProviderConfig(db_path=...))` returns the p
 control FastAPI apps over one runtime.
 """
 
-from .app import ProviderApp, create_app
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from .config import ProviderConfig
 from .control import (
     Attempt,
@@ -52,6 +55,22 @@ from .control import (
 )
 from .kinds import BarrierState, CrashPoint, Effect, FaultKind, Outcome
 from .launcher import ProviderProcess, ProviderStartError, launch
+
+if TYPE_CHECKING:
+    from .app import ProviderApp, create_app
+
+# The server stack (FastAPI, uvicorn, SQLite) loads only when asked for: the harness imports
+# this package for the control client and the shared names, and must stay light.
+_SERVER_NAMES = ("ProviderApp", "create_app")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SERVER_NAMES:
+        from . import app
+
+        return getattr(app, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Attempt",

@@ -1,9 +1,13 @@
-"""Command line: `python -m fake_providers.payment --port P --control-port C --db PATH`
-(plus `--key-ttl SECONDS`, `--lenient`, `--stop-on-stdin-eof`)."""
+"""Command line: `python -m fake_providers.payment --port P [--control-port C] [--db PATH]`
+(plus `--key-ttl SECONDS`, `--lenient`, `--stop-on-stdin-eof`).
+
+`--port` alone is enough: the control port is P+1 (any free port when that one is taken) and
+the ledger is a fresh file in a temporary folder; a stderr line says where each one is."""
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,9 +23,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--port", type=int, required=True, help="public API port (0: any free)")
     parser.add_argument(
-        "--control-port", type=int, required=True, help="control API port (0: any free)"
+        "--control-port",
+        type=int,
+        default=None,
+        help="control API port (0: any free; default: --port + 1, or any free one if taken)",
     )
-    parser.add_argument("--db", type=Path, required=True, help="SQLite ledger file")
+    parser.add_argument(
+        "--db",
+        type=Path,
+        default=None,
+        help="SQLite ledger file (default: a new file in a temporary folder)",
+    )
     parser.add_argument(
         "--key-ttl",
         type=float,
@@ -42,8 +54,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    config = ProviderConfig(db_path=args.db, key_ttl_seconds=args.key_ttl, lenient=args.lenient)
+    db_path: Path = args.db or default_db_path()
+    config = ProviderConfig(db_path=db_path, key_ttl_seconds=args.key_ttl, lenient=args.lenient)
     run(config, args.port, args.control_port, stop_on_stdin_eof=args.stop_on_stdin_eof)
+
+
+def default_db_path() -> Path:
+    """A fresh ledger per start: a hand-started provider never shares (or inherits) another
+    run's commits."""
+    return Path(tempfile.mkdtemp(prefix="n8n-chaos-provider-")) / "ledger.db"
 
 
 if __name__ == "__main__":

@@ -54,17 +54,38 @@ def ready_line(port: int, control_port: int) -> str:
     return READY_PREFIX + json.dumps(document, separators=(",", ":"))
 
 
+def bind_control(public_port: int, control_port: int | None) -> socket.socket:
+    """The control socket: the given port, else the public port + 1 when it is free, else
+    any free port (the READY line and the stderr summary say which)."""
+    if control_port is not None:
+        return bind(control_port)
+    if public_port < 65535:
+        with contextlib.suppress(OSError):
+            return bind(public_port + 1)
+    return bind(0)
+
+
+def summary_line(config: ProviderConfig, port: int, control_port: int) -> str:
+    """Where everything is, for a person who started the provider by hand."""
+    return (
+        f"fake payment provider: API http://{HOST}:{port}, control http://{HOST}:{control_port}, "
+        f"ledger {config.db_path} (Ctrl-C stops it)"
+    )
+
+
 async def serve(
     config: ProviderConfig,
     port: int,
-    control_port: int,
+    control_port: int | None,
     announce: Callable[[str], None] = print,
     *,
     stop_on_stdin_eof: bool = False,
 ) -> None:
-    """Serve until SIGTERM/SIGINT (or, if asked, until stdin reaches EOF)."""
+    """Serve until SIGTERM/SIGINT (or, if asked, until stdin reaches EOF). ``control_port``
+    None: the public port + 1, or any free port when that one is taken."""
     provider = create_app(config)
-    public_sock, control_sock = bind(port), bind(control_port)
+    public_sock = bind(port)
+    control_sock = bind_control(public_sock.getsockname()[1], control_port)
     servers = [
         _Server(_uvicorn_config(expose_transport(provider.public))),
         _Server(_uvicorn_config(provider.control)),
@@ -89,7 +110,10 @@ async def serve(
         ready = asyncio.create_task(_all_ready(servers))
         done, _ = await asyncio.wait([ready, *tasks], return_when=asyncio.FIRST_COMPLETED)
         if ready in done:
-            announce(ready_line(public_sock.getsockname()[1], control_sock.getsockname()[1]))
+            ports = public_sock.getsockname()[1], control_sock.getsockname()[1]
+            announce(ready_line(*ports))
+            # stdout stays the machine-read READY line; people read stderr.
+            print(summary_line(config, *ports), file=sys.stderr, flush=True)
         else:
             ready.cancel()
             stop()
@@ -130,7 +154,11 @@ def _uvicorn_config(app: ASGIApp) -> uvicorn.Config:
 
 
 def run(
-    config: ProviderConfig, port: int, control_port: int, *, stop_on_stdin_eof: bool = False
+    config: ProviderConfig,
+    port: int,
+    control_port: int | None,
+    *,
+    stop_on_stdin_eof: bool = False,
 ) -> None:
     def announce(line: str) -> None:
         sys.stdout.write(line + "\n")

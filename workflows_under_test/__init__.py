@@ -1,0 +1,3 @@
+"""The bundled workflows under test, shipped as package data: one folder per workflow with
+its manifest.json, workflow.json and optional ledger.sql. Nothing here runs; the harness
+finds the folders through ``importlib.resources.files("workflows_under_test")``."""

@@ -57,6 +57,8 @@ def main() -> None:
       n8n-chaos run                     the crash matrix on the bundled workflows
       n8n-chaos run -k payment_naive-retry-worker_kill-after_commit   one case by name
       n8n-chaos list                    every case and its expected verdicts
+      n8n-chaos show CASE_ID            one saved case: verdict, why, proofs, timeline
+      n8n-chaos recheck RUN_DIR         re-judge saved evidence with today's oracle
       n8n-chaos up --workers 3          run a stack until Ctrl-C (prints its addresses)
       n8n-chaos down                    end the stacks started by `up`
     Runs, logs and evidence: ./.n8n-chaos/runs/<run id>/ (kept after every run).
@@ -332,9 +334,13 @@ def run(
       n8n-chaos run --workflows ./my_workflows -x     your own workflows + manifests
       n8n-chaos run -j 2                              two stacks side by side
       n8n-chaos run --shard 2/4                       the second of four CI machines
-    """
-    import subprocess
 
+    \b
+    Exit codes (as Jepsen's): 0 every verdict as expected; 1 a violation (a verdict the
+    case does not expect); 2 a harness error (NO-EVIDENCE not expected, a case without a
+    verdict, a stack that did not come up, a bad input). The verdicts of the run are in
+    verdicts.json in its run directory.
+    """
     import harness.suite
     from harness.sharding import parse_shard
 
@@ -381,7 +387,20 @@ def run(
     if repeat is not None:
         argv.append(f"--chaos-repeat={repeat}")
     argv += ctx.args
-    sys.exit(subprocess.call(argv))
+    sys.exit(_pytest_with_verdicts(argv))
+
+
+def _pytest_with_verdicts(argv: list[str]) -> int:
+    """Run pytest; exit like Jepsen from the verdicts it left (harness.terminal.summary)."""
+    import subprocess
+    import tempfile
+
+    from harness.terminal.summary import run_exit_code
+
+    with tempfile.TemporaryDirectory(prefix="n8n-chaos-verdicts-") as tmp:
+        summary = Path(tmp) / "verdicts.json"
+        status = subprocess.call([*argv, f"--chaos-summary={summary}"])
+        return int(run_exit_code(status, summary))
 
 
 @main.command()
@@ -431,6 +450,67 @@ def report(results: Path, out: Path) -> None:
         )
     )
     console.print(f"report: {index.resolve()}")
+
+
+_runs_option = click.option(
+    "--runs",
+    "runs_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The runs folder (or one run's folder) to look in (default: N8N_CHAOS_RUNS, "
+    "else ./.n8n-chaos/runs).",
+)
+
+
+@main.command()
+@click.argument("case")
+@_runs_option
+def show(case: str, runs_dir: Path | None) -> None:
+    """Show one saved case: its verdict, why, the proofs and a timeline.
+
+    CASE is a case id (the newest run that has it), or a path to its evidence.json or
+    its folder. Starts nothing.
+    """
+    from harness import inspect
+
+    out = Console(highlight=False, soft_wrap=True)
+    try:
+        path = inspect.find_evidence(case, runs_dir or default_runs_root())
+        out.print(inspect.show(inspect.load(path), path))
+    except HarnessError as exc:
+        _fail(exc)
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+def recheck(path: Path) -> None:
+    """Re-judge saved evidence with the current oracle, offline.
+
+    PATH is a run folder (every case in it) or one case (its folder or evidence.json).
+    Prints a line per case, the verdict grid and which verdicts changed against the saved
+    ones; exits 0 (all as expected), 1 (a violation) or 2 (a case without a verdict).
+    """
+    from harness import inspect
+    from harness.cases import scenarios
+    from harness.terminal.grid import build_grid
+    from harness.terminal.outcome import exit_code
+    from harness.terminal.view import case_line, grid_view, totals
+
+    out = Console(highlight=False, soft_wrap=True)
+    try:
+        saved = inspect.saved_verdicts(path)
+        rechecked = [inspect.recheck(f, saved) for f in inspect.evidence_files(path)]
+    except HarnessError as exc:
+        _fail(exc)
+    outcomes = [r.outcome for r in rechecked]
+    for outcome in outcomes:
+        out.print(case_line(outcome), no_wrap=True, overflow="ellipsis", crop=out.is_terminal)
+    grid = build_grid(outcomes, [s.id for s in scenarios()])
+    out.print()
+    out.print(grid_view(grid))
+    out.print(totals(grid))
+    out.print(inspect.changes_view(rechecked))
+    sys.exit(int(exit_code(outcomes)))
 
 
 def _pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:

@@ -51,3 +51,20 @@ def read_summary(path: Path) -> tuple[ExitCode, list[CaseOutcome]]:
             f"{path}: not a verdict summary ({exc}); it is written by `n8n-chaos run` "
             "into the run directory"
         ) from exc
+
+
+def run_exit_code(pytest_status: int, summary: Path) -> ExitCode:
+    """The exit code of `n8n-chaos run`, from pytest's own and the summary it left:
+    a violation the summary shows wins; then anything pytest could not finish (no tests,
+    a usage error, an interrupt, a crash) or a summary it never wrote is a harness error."""
+    try:
+        code, _ = read_summary(summary)
+    except ConfigError:
+        return ExitCode.HARNESS_ERROR
+    if code is ExitCode.VIOLATION:
+        return code
+    if pytest_status not in (0, 1):
+        return ExitCode.HARNESS_ERROR
+    if pytest_status == 1 and code is ExitCode.OK:
+        return ExitCode.HARNESS_ERROR  # a failure outside the cases (e.g. a stack's teardown)
+    return code

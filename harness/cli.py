@@ -10,7 +10,7 @@ import threading
 import time
 from pathlib import Path
 from types import FrameType
-from typing import NoReturn
+from typing import TYPE_CHECKING, Literal, NoReturn
 
 import click
 from rich.console import Console
@@ -21,6 +21,9 @@ from harness.stack.install import DEFAULT_N8N_VERSION, SUPPORTED_N8N_VERSIONS, I
 from harness.stack.provider import ProviderSettings
 from harness.stack.run import default_runs_root
 from harness.stack.stack import Stack, StackConfig
+
+if TYPE_CHECKING:
+    from harness.stack.attach import Serving
 
 # soft_wrap: an error stays one line (no wrapping at 80 columns when stderr is not a tty).
 console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -148,6 +151,14 @@ def install(n8n_version: str, template: bool) -> None:
     is_flag=True,
     help="Migrate a fresh n8n database instead of copying the cached migrated template.",
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["native", "compose"]),
+    default="native",
+    show_default=True,
+    help="native: child processes; compose: containers (needs scripts/docker-setup.sh).",
+)
+@click.option("--n8n-image", default=None, help="With --backend compose: your own n8n image.")
 def up(
     workers: int,
     webhook_processor: bool,
@@ -160,6 +171,8 @@ def up(
     provider_key_ttl: float,
     keep: bool,
     fresh_db: bool,
+    backend: Literal["native", "compose"],
+    n8n_image: str | None,
 ) -> None:
     """Start a stack and keep it running until Ctrl-C or `n8n-chaos down`."""
     try:
@@ -173,6 +186,8 @@ def up(
             ready_timeout_s=ready_timeout,
             provider=ProviderSettings(key_ttl_s=provider_key_ttl) if with_provider else None,
             db_template=not fresh_db,
+            backend=backend,
+            n8n_image=n8n_image,
         )
         inst = _installer(n8n_version).install()
         with console.status("starting the stack") as status:
@@ -199,6 +214,7 @@ def up(
     signal.signal(signal.SIGTERM, on_signal)
     info = stack.describe()
     console.print_json(json.dumps(info))
+    served = _serve_attach(stack)
     if "total" in info["timings_s"]:
         console.print(
             f"[green]stack up[/] in {info['timings_s']['total']} s; Ctrl-C or "
@@ -206,8 +222,23 @@ def up(
         )
     stopping.wait()
     console.print("stopping ...")
+    if served is not None:
+        served.close()
     stack.stop()
     console.print("stopped; logs kept in " + str(stack.run.run_dir))
+
+
+def _serve_attach(stack: Stack) -> Serving | None:
+    """Let `run` and pytest from this folder use the stack (harness.stack.attach)."""
+    from harness.stack.attach import how_to_attach, serve
+
+    try:
+        served = serve(stack)
+    except HarnessError as exc:
+        console.print(f"[yellow]runs cannot attach to this stack: {escape(str(exc))}[/]")
+        return None
+    console.print(how_to_attach(stack.run.run_dir))
+    return served
 
 
 @main.command()
@@ -314,6 +345,26 @@ def list_cases(workflows_dir: Path | None) -> None:
     default=None,
     help="Run every case N times (ids end in -r1..-rN).",
 )
+@click.option(
+    "--attach",
+    "attach_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    metavar="RUN_DIR",
+    help="Use the warm stack `n8n-chaos up` runs in RUN_DIR. By default a live one under "
+    "the runs folder is used when its options match; with -j only the first job attaches.",
+)
+@click.option(
+    "--no-attach", is_flag=True, help="Start a fresh stack even when `n8n-chaos up` runs one."
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["native", "compose"]),
+    default="native",
+    show_default=True,
+    help="native: child processes; compose: containers (needs scripts/docker-setup.sh).",
+)
+@click.option("--n8n-image", default=None, help="With --backend compose: your own n8n image.")
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -324,6 +375,10 @@ def run(
     shard: str | None,
     shard_timings: tuple[Path, ...],
     repeat: int | None,
+    attach_dir: Path | None,
+    no_attach: bool,
+    backend: str,
+    n8n_image: str | None,
 ) -> None:
     """Run the crash matrix (a pytest run of harness/suite.py); extra args go to pytest.
 
@@ -334,7 +389,8 @@ def run(
       n8n-chaos run --workflows ./my_workflows -x     your own workflows + manifests
       n8n-chaos run -j 2                              two stacks side by side
       n8n-chaos run --shard 2/4                       the second of four CI machines
-
+      n8n-chaos up & n8n-chaos run -k CASE            one case on the warm stack, in seconds
+      n8n-chaos run --backend compose -k worker_kill  the same cases on containers
     \b
     Exit codes (as Jepsen's): 0 every verdict as expected; 1 a violation (a verdict the
     case does not expect); 2 a harness error (NO-EVIDENCE not expected, a case without a
@@ -386,6 +442,14 @@ def run(
     argv += [f"--shard-timings={path}" for path in shard_timings]
     if repeat is not None:
         argv.append(f"--chaos-repeat={repeat}")
+    if attach_dir is not None:
+        argv.append(f"--n8n-attach={attach_dir}")
+    if no_attach:
+        argv.append("--n8n-no-attach")
+    if backend != "native":
+        argv.append(f"--backend={backend}")
+    if n8n_image is not None:
+        argv.append(f"--n8n-image={n8n_image}")
     argv += ctx.args
     sys.exit(_pytest_with_verdicts(argv))
 
@@ -406,50 +470,46 @@ def _pytest_with_verdicts(argv: list[str]) -> int:
 @main.command()
 @click.option(
     "--results",
-    default="allure-results",
-    show_default=True,
+    "results",
+    multiple=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="The Allure results folder a run wrote (`run --alluredir`).",
+    help="An Allure results folder a run wrote (`run --alluredir`); repeat it to merge "
+    "several (one per CI shard) into one report. Default: allure-results.",
 )
 @click.option(
     "--out",
     default="allure-report",
     show_default=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Where the report goes (one self-contained index.html).",
+    help="Where the report goes (one self-contained index.html, and history/ for the next).",
 )
-def report(results: Path, out: Path) -> None:
-    """Build the Allure report of a run: a single index.html to publish (works offline)."""
-    import re
-    import subprocess
+@click.option(
+    "--history",
+    "history",
+    default=None,
+    type=click.Path(path_type=Path),
+    help="The previous report's folder (or its history/history.jsonl): trends and each "
+    "case's history across runs.",
+)
+def report(results: tuple[Path, ...], out: Path, history: Path | None) -> None:
+    """Build the Allure report of a run: a single index.html to publish (works offline).
 
-    if not results.is_dir() or not any(results.iterdir()):
-        _fail(
-            ConfigError(
-                f"no Allure results in {results}: run `n8n-chaos run "
-                f"--alluredir {results}` first, or pass --results DIR"
-            )
-        )
+    The verdict grid (workflows down, scenarios across) is the first thing on the page;
+    each case has its phases as steps, its timeline, evidence and logs.
+    """
+    from harness.report.build import build_report
+
     try:
-        node, cli = _installer(DEFAULT_N8N_VERSION).allure_cli()
+        index = build_report(
+            list(results) or [Path("allure-results")],
+            out,
+            lambda: _installer(DEFAULT_N8N_VERSION).allure_cli(),
+            history_from=history,
+        )
     except HarnessError as exc:
         _fail(exc)
-    argv = [str(node), str(cli), "awesome", str(results), "--single-file", "-o", str(out)]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        _fail(ConfigError(f"allure failed (exit {done.returncode}): {done.stderr[-2000:]}"))
-    index = out / "index.html"
-    # The report must not call out when opened: drop Allure's analytics tag.
-    html = index.read_text()
-    index.write_text(
-        re.sub(
-            r'<script async src="https://www\.googletagmanager\.com/[^"]*">'
-            r"</script>",
-            "",
-            html,
-        )
-    )
     console.print(f"report: {index.resolve()}")
+    console.print(f"history for the next report: {(out / 'history').resolve()}")
 
 
 _runs_option = click.option(

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harness.errors import ConfigError
-from harness.report.allure_report import write_categories
+from harness.report.allure_report import write_categories, write_environment
 from harness.sharding import TIMINGS_FILE, assign, load_timings, parse_shard, write_timings
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation, Installer
 from harness.stack.run import default_runs_root, new_run_id, point_latest
@@ -83,10 +83,38 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="where run directories (logs, evidence) go (default ./.n8n-chaos/runs)",
     )
     group.addoption(
+        "--backend",
+        choices=("native", "compose"),
+        default="native",
+        help="native: the parts as child processes; compose: as containers of a compose "
+        "project (compose/, needs Docker: scripts/docker-setup.sh)",
+    )
+    group.addoption(
+        "--n8n-image",
+        default=None,
+        metavar="IMAGE",
+        help="with --backend compose: run this n8n image (e.g. your own, with community "
+        "nodes) instead of the locally built one",
+    )
+    group.addoption(
         "--n8n-fresh-db",
         action="store_true",
         default=False,
         help="migrate a fresh n8n database instead of copying the cached migrated template",
+    )
+    group.addoption(
+        "--n8n-attach",
+        default=None,
+        metavar="RUN_DIR",
+        help="use the warm stack that `n8n-chaos up` runs in RUN_DIR (default: the newest "
+        "live one under the runs folder, if it has this run's options; under -n only gw0 "
+        "attaches, the other workers start their own)",
+    )
+    group.addoption(
+        "--n8n-no-attach",
+        action="store_true",
+        default=False,
+        help="always start a fresh stack, even when `n8n-chaos up` runs one",
     )
     group.addoption(
         "--chaos-repeat",
@@ -228,6 +256,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     alluredir = config.getoption("--alluredir", default=None)
     if alluredir:
         write_categories(Path(alluredir))
+        write_environment(Path(alluredir), _environment(config))
     run_dir = config.stash.get(_INVOCATION, None) or config.stash.get(_RUN_DIR, None)
     if run_dir is None or not run_dir.is_dir():
         return
@@ -236,6 +265,23 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         write_timings(run_dir / TIMINGS_FILE, durations)
     if _INVOCATION in config.stash:
         _index_cases(run_dir)
+
+
+def _environment(config: pytest.Config) -> dict[str, object]:
+    """What the report's Environment block shows: the stack the cases ran on."""
+    opt = config.getoption
+    defaults = StackConfig()
+    return {
+        "n8n.version": opt("--n8n-version") or defaults.n8n_version,
+        "backend": "n8n queue mode: PostgreSQL 17, Redis, Toxiproxy, fake payment provider",
+        "n8n.workers": opt("--n8n-workers") or defaults.workers,
+        "n8n.webhook_processor": bool(opt("--n8n-webhook-processor")),
+        "toxiproxy.seed": defaults.toxiproxy_seed,
+        "stacks (pytest -n)": opt("numprocesses", default=None) or 1,
+        "shard": opt("--shard", default=None),
+        "repeat": opt("--chaos-repeat", default=None),
+        "workflows": _workflows_dir(config),
+    }
 
 
 def _index_cases(invocation: Path) -> None:
@@ -259,21 +305,33 @@ def chaos_workflows(pytestconfig: pytest.Config) -> list[WorkflowUnderTest]:
 
 @pytest.fixture(scope="session")
 def chaos_deployments(
-    n8n_stack: Stack, chaos_workflows: list[WorkflowUnderTest]
+    request: pytest.FixtureRequest, n8n_stack: Stack, chaos_workflows: list[WorkflowUnderTest]
 ) -> ChaosDeployments:
-    """Each workflow under test (with its ledger schema, Error Workflow and reconciler),
-    deployed once per session."""
+    """Each workflow under test that a selected case uses (with its ledger schema, Error
+    Workflow and reconciler), deployed once per session: `-k ONE_CASE` deploys one."""
     from harness.deployment import deploy_under_test
 
-    return {w.name: (w, deploy_under_test(n8n_stack, w)) for w in chaos_workflows}
+    params: list[dict[str, Any]] = [
+        getattr(getattr(item, "callspec", None), "params", {}) for item in request.session.items
+    ]
+    used = {p["chaos_case"].workflow for p in params if "chaos_case" in p}
+    return {
+        w.name: (w, deploy_under_test(n8n_stack, w))
+        for w in chaos_workflows
+        if w.name in used or not used
+    }
 
 
 @pytest.fixture(scope="session")
 def chaos_phase_observers(pytestconfig: pytest.Config) -> list[PhaseObserver]:
     """Observers of every case's phases (``harness.runner.PhaseObserver``): the terminal's
     live line and the report's steps each add theirs here."""
-    del pytestconfig
-    return []
+    observers: list[PhaseObserver] = []
+    if pytestconfig.getoption("--alluredir", default=None):
+        from harness.report.steps import AllureSteps
+
+        observers.append(AllureSteps())  # one Allure step per phase, as it runs
+    return observers
 
 
 def _reporter_line(config: pytest.Config, message: str) -> None:
@@ -298,6 +356,8 @@ def n8n_chaos_config(
     return StackConfig(
         workers=opt("--n8n-workers") if opt("--n8n-workers") is not None else defaults.workers,
         db_template=not opt("--n8n-fresh-db"),
+        backend=opt("--backend"),
+        n8n_image=opt("--n8n-image"),
         run_dir=_worker_run_dir(pytestconfig),
         webhook_processor=bool(opt("--n8n-webhook-processor")),
         n8n_version=opt("--n8n-version") or defaults.n8n_version,
@@ -321,6 +381,28 @@ def n8n_chaos_installation(
     return Installer(n8n_version=n8n_chaos_config.n8n_version, progress=progress).install()
 
 
+def _attached_stack(
+    config: pytest.Config, installation: Installation, stack_config: StackConfig
+) -> Stack | None:
+    """The warm stack of `n8n-chaos up`, when there is one to use (harness.stack.attach).
+    One warm stack serves one run: under xdist only gw0 attaches."""
+    from harness.stack.attach import AttachError, attach_for_session
+
+    workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+    named = config.getoption("--n8n-attach")
+    try:
+        return attach_for_session(
+            installation,
+            stack_config,
+            named=Path(named) if named else None,
+            allowed=not config.getoption("--n8n-no-attach")
+            and workerinput.get("workerid", "gw0") == "gw0",
+            progress=lambda m: _reporter_line(config, m),
+        )
+    except AttachError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+
+
 @pytest.fixture(scope="session")
 def n8n_stack(
     pytestconfig: pytest.Config, n8n_chaos_installation: Installation, n8n_chaos_config: StackConfig
@@ -330,7 +412,7 @@ def n8n_stack(
     if n8n_chaos_config.run_dir is not None:
         n8n_chaos_config.run_dir.parent.mkdir(parents=True, exist_ok=True)
         point_latest(n8n_chaos_config.run_dir.parent)
-    stack = Stack.start(
+    stack = _attached_stack(pytestconfig, n8n_chaos_installation, n8n_chaos_config) or Stack.start(
         n8n_chaos_installation, n8n_chaos_config, progress=lambda m: _reporter_line(pytestconfig, m)
     )
     if n8n_chaos_config.run_dir is None:

@@ -154,5 +154,28 @@ class Reaper:
                 pass  # the reaper is gone or closed; its sweep already ran
 
 
+class OwnersReaper(Reaper):
+    """The reaper of a run that another process owns (a run attached to the stack of
+    `n8n-chaos up`): that process announces every group it starts to its own reaper, so
+    this side starts no reaper and is told nothing; it only knows the reaper's pid."""
+
+    def __init__(self, run_id: str, pid: int) -> None:  # no super(): nothing is spawned
+        self.run_id = run_id
+        self._pid = pid
+
+    @property
+    def pid(self) -> int:
+        return self._pid
+
+    def started(self, pgid: int) -> None:
+        raise RuntimeError(f"an attached run started process group {pgid} itself")
+
+    def ended(self, pgid: int) -> None:
+        del pgid
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        del timeout_s  # the owner closes its reaper when `down` ends the stack
+
+
 if __name__ == "__main__":
     raise SystemExit(main(sys.argv))

@@ -46,6 +46,10 @@ def _fail(exc: HarnessError) -> NoReturn:
     sys.exit(2)
 
 
+def _warn(line: str) -> None:
+    console.print(f"[bold yellow]warning:[/] {escape(line)}")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """Chaos and fault-injection tests for n8n workflows in queue mode.
@@ -297,13 +301,21 @@ def list_cases(workflows_dir: Path | None) -> None:
     from harness.plugin import BUNDLED_WORKFLOWS
 
     try:
-        cases = matrix(discover(workflows_dir or BUNDLED_WORKFLOWS))
+        cases = matrix(discover(workflows_dir or BUNDLED_WORKFLOWS, on_warning=_warn))
     except HarnessError as exc:
         _fail(exc)
     for case in cases:
         expected = "/".join(sorted(v.value for v in case.expected))
         click.echo(f"{case.id:60} expect {expected}")
     console.print(f"{len(cases)} cases")
+
+
+@main.command()
+def schema() -> None:
+    """Print the JSON Schema of manifest.json (for editors: README says how to use it)."""
+    from harness.manifest_model import json_schema
+
+    click.echo(json.dumps(json_schema(), indent=2))
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
@@ -411,7 +423,7 @@ def run(
     from harness.plugin import BUNDLED_WORKFLOWS
 
     try:
-        matrix(discover(workflows_dir or BUNDLED_WORKFLOWS))
+        matrix(discover(workflows_dir or BUNDLED_WORKFLOWS, on_warning=_warn))
     except HarnessError as exc:
         _fail(exc)
     for path in shard_timings:
@@ -446,6 +458,11 @@ def run(
         argv.append(f"--n8n-attach={attach_dir}")
     if no_attach:
         argv.append("--n8n-no-attach")
+    # Only the plugins the suite needs: other pytest plugins of the environment (hypothesis,
+    # schemathesis, ...) cost seconds of start-up that a one-case rerun on a warm stack
+    # must not pay. PYTEST_DISABLE_PLUGIN_AUTOLOAD= (empty) loads every installed one.
+    if os.environ.setdefault("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1"):
+        argv += ["-p", "harness.plugin", "-p", "allure_pytest.plugin", "-p", "xdist.plugin"]
     if backend != "native":
         argv.append(f"--backend={backend}")
     if n8n_image is not None:

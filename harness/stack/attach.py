@@ -116,12 +116,12 @@ def _snapshot(proc: ManagedProcess) -> dict[str, Any]:
     }
 
 
-class _Owner:
+class ProcessOwner:
     """Answers the attacher's requests on the owner's own process handles."""
 
-    def __init__(self, stack: Stack) -> None:
-        self.stack = stack
-        self.by_name = {p.name: p for p in stack.processes}
+    def __init__(self, run_id: str, processes: list[ManagedProcess]) -> None:
+        self.run_id = run_id
+        self.by_name = {p.name: p for p in processes}
         # ManagedProcess is not thread-safe; one action at a time per process, while two
         # processes may be acted on at once (a timer thread heals while a case kills).
         self.locks = {name: threading.Lock() for name in self.by_name}
@@ -129,11 +129,11 @@ class _Owner:
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
         if op == "ping":
-            return {"ok": True, "run_id": self.stack.run.run_id, "pid": os.getpid()}
+            return {"ok": True, "run_id": self.run_id, "pid": os.getpid()}
         name = str(request.get("name"))
         proc = self.by_name.get(name)
         if proc is None:
-            return {"ok": False, "error": f"no process {name!r} in run {self.stack.run.run_id}"}
+            return {"ok": False, "error": f"no process {name!r} in run {self.run_id}"}
         with self.locks[name]:
             try:
                 if op == "start":
@@ -166,7 +166,7 @@ class _Handler(socketserver.StreamRequestHandler):
 class _Server(socketserver.ThreadingUnixStreamServer):
     daemon_threads = True
 
-    def __init__(self, path: str, owner: _Owner) -> None:
+    def __init__(self, path: str, owner: ProcessOwner) -> None:
         self.owner = owner
         super().__init__(path, _Handler, bind_and_activate=False)
 
@@ -203,16 +203,22 @@ def serve(stack: Stack) -> Serving:
         raise AttachError("attaching works with the native backend only")
     run_dir = stack.run.run_dir
     sock = socket_path(run_dir, stack.run.run_id)
+    serving = serve_processes(sock, ProcessOwner(stack.run.run_id, stack.processes))
+    state = run_dir / STATE_FILE
+    _write_private(state, json.dumps(_state(stack, sock), indent=2) + "\n")
+    serving.files.insert(0, state)
+    return serving
+
+
+def serve_processes(sock: Path, owner: ProcessOwner) -> Serving:
     sock.unlink(missing_ok=True)
-    server = _Server(str(sock), _Owner(stack))
+    server = _Server(str(sock), owner)
     server.server_bind()
     sock.chmod(0o600)  # before listening: only this user may drive the stack
     server.server_activate()
     thread = threading.Thread(target=server.serve_forever, name="attach-server", daemon=True)
     thread.start()
-    state = run_dir / STATE_FILE
-    _write_private(state, json.dumps(_state(stack, sock), indent=2) + "\n")
-    return Serving(server, thread, [state, sock])
+    return Serving(server, thread, [sock])
 
 
 def _write_private(path: Path, text: str) -> None:

@@ -173,6 +173,9 @@ class OwnersReaper(Reaper):
     def ended(self, pgid: int) -> None:
         del pgid
 
+    def uses_containers(self) -> None:
+        raise RuntimeError("an attached run never starts containers")
+
     def close(self, timeout_s: float = 10.0) -> None:
         del timeout_s  # the owner closes its reaper when `down` ends the stack
 

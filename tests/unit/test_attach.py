@@ -1,0 +1,173 @@
+"""Attach without n8n: the owner's process endpoint drives real (``sleep``) processes, the
+lock refuses a second run, and the config shape decides whether a stack fits."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.errors import ServiceExited
+from harness.stack.attach import (
+    STATE_FILE,
+    AttachError,
+    AttachLock,
+    OwnerClient,
+    ProcessOwner,
+    RemoteProcess,
+    config_shape,
+    live_stacks,
+    serve_processes,
+    shape_differences,
+)
+from harness.stack.process import ManagedProcess
+from harness.stack.stack import StackConfig
+
+
+class Registry:
+    def __init__(self) -> None:
+        self.live: set[int] = set()
+
+    def started(self, pgid: int) -> None:
+        self.live.add(pgid)
+
+    def ended(self, pgid: int) -> None:
+        self.live.discard(pgid)
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    # A unix socket path must stay under ~100 bytes; pytest's tmp_path can be longer.
+    path = Path(tempfile.mkdtemp(prefix="attach-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def owned(short_dir: Path) -> Iterator[tuple[ManagedProcess, Registry, RemoteProcess]]:
+    """A process the 'owner' (this test) started, and the attacher's handle on it."""
+    registry = Registry()
+    proc = ManagedProcess(
+        name="worker0",
+        argv=["sleep", "60"],
+        env={"PATH": os.environ["PATH"]},
+        log_path=short_dir / "worker0.log",
+        run_id="test-run",
+        registry=registry,
+    )
+    proc.start()
+    sock = short_dir / "attach.sock"
+    serving = serve_processes(sock, ProcessOwner("test-run", [proc]))
+    remote = RemoteProcess(OwnerClient(sock, os.getpid()), "worker0", proc.log_path, "test-run")
+    try:
+        yield proc, registry, remote
+    finally:
+        serving.close()
+        proc.stop(grace_s=1)
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_the_socket_is_private_to_the_user(short_dir: Path) -> None:
+    sock = short_dir / "s.sock"
+    serving = serve_processes(sock, ProcessOwner("r", []))
+    try:
+        assert sock.stat().st_mode & 0o777 == 0o600
+    finally:
+        serving.close()
+    assert not sock.exists()
+
+
+def test_remote_kill_and_restart_are_done_by_the_owner(
+    owned: tuple[ManagedProcess, Registry, RemoteProcess],
+) -> None:
+    proc, registry, remote = owned
+    first = proc.pid
+    assert remote.pid == first and remote.running
+    remote.kill()
+    assert not proc.running and not remote.running
+    assert remote.last_returncode == -9  # SIGKILL, as the owner reaped it
+    with pytest.raises(ServiceExited, match="worker0: exited with code -9"):
+        remote.ensure_running()
+    remote.start()
+    # The new process is the owner's child, announced to the owner's registry.
+    assert proc.pid is not None and proc.pid != first and remote.pid == proc.pid
+    assert registry.live == {proc.pid}
+    assert int(Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) == (
+        os.getpid()
+    )
+    remote.ensure_running()
+
+
+def test_remote_pause_and_resume(owned: tuple[ManagedProcess, Registry, RemoteProcess]) -> None:
+    proc, _, remote = owned
+    assert proc.pid is not None
+    remote.pause()
+    assert remote.paused and _state(proc.pid) == "T"
+    remote.resume()
+    assert not remote.paused and _state(proc.pid) != "T"
+
+
+def test_an_unknown_process_is_refused(
+    owned: tuple[ManagedProcess, Registry, RemoteProcess],
+) -> None:
+    _, _, remote = owned
+    client = remote._client
+    with pytest.raises(ServiceExited, match="no process 'worker9' in run test-run"):
+        client.call("kill", "worker9")
+
+
+def test_a_gone_owner_is_a_clear_error(short_dir: Path) -> None:
+    client = OwnerClient(short_dir / "missing.sock", 4242)
+    with pytest.raises(AttachError, match=r"`n8n-chaos up` process \(pid 4242\).*--no-attach"):
+        client.call("ping")
+
+
+def test_a_second_run_cannot_take_the_stack(short_dir: Path) -> None:
+    first = AttachLock.take(short_dir)
+    with pytest.raises(AttachError, match=rf"in use by pid {os.getpid()} .*--no-attach"):
+        AttachLock.take(short_dir)
+    first.release()
+    AttachLock.take(short_dir).release()
+
+
+def test_a_stale_state_file_is_not_a_live_stack(short_dir: Path) -> None:
+    run = short_dir / "20260101-000000-abcdef"
+    run.mkdir()
+    (run / STATE_FILE).write_text(
+        json.dumps({"run_id": run.name, "owner_pid": os.getpid(), "socket": str(run / "x.sock")})
+    )
+    assert live_stacks(short_dir) == []
+
+
+def test_a_live_stack_is_found(short_dir: Path) -> None:
+    run = short_dir / "r1"
+    run.mkdir()
+    serving = serve_processes(run / "attach.sock", ProcessOwner("r1", []))
+    try:
+        (run / STATE_FILE).write_text(
+            json.dumps(
+                {"run_id": "r1", "owner_pid": os.getpid(), "socket": str(run / "attach.sock")}
+            )
+        )
+        assert live_stacks(short_dir) == [run]
+    finally:
+        serving.close()
+
+
+def test_shape_compares_what_a_case_sees() -> None:
+    base = config_shape(StackConfig())
+    assert shape_differences(base, config_shape(StackConfig(ready_timeout_s=5, main_port=1))) == []
+    assert shape_differences(base, config_shape(StackConfig(workers=3))) == [
+        "workers: the stack has 2, this run wants 3"
+    ]
+    # A field the stack's harness did not know counts as its default.
+    older = {k: v for k, v in base.items() if k != "webhook_processor"}
+    assert shape_differences(older, base) == []

@@ -159,6 +159,10 @@ build_provider() {
   cp -r fake_providers "$CTX/"
   find "$CTX" -name __pycache__ -prune -exec rm -rf {} +
   cp compose/images/provider/Dockerfile "$CTX/"
+  # The versions this package runs with on the host (pip show), as wheels for Python 3.11.
+  python3 -m pip download -q --disable-pip-version-check --only-binary=:all: -d "$CTX/wheels" \
+    --python-version 3.11 --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
+    $(python3 -m pip list --format=freeze 2>/dev/null | grep -iE '^(fastapi|uvicorn|pydantic|httpx)==')
   docker_build "$1" "$2" "$CTX"; rm -rf "$CTX"
 }
 files_in() { find "$@" -type f -not -path '*/__pycache__/*' | sort; }

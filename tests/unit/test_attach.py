@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,6 +76,16 @@ def _state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
+def _settles_in(pid: int, stopped: bool, deadline_s: float = 5.0) -> bool:
+    """A signal is delivered asynchronously: poll the kernel's state, within a deadline."""
+    end = time.monotonic() + deadline_s
+    while (_state(pid) == "T") != stopped:
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def test_the_socket_is_private_to_the_user(short_dir: Path) -> None:
     sock = short_dir / "s.sock"
     serving = serve_processes(sock, ProcessOwner("r", []))
@@ -110,9 +121,9 @@ def test_remote_pause_and_resume(owned: tuple[ManagedProcess, Registry, RemotePr
     proc, _, remote = owned
     assert proc.pid is not None
     remote.pause()
-    assert remote.paused and _state(proc.pid) == "T"
+    assert remote.paused and _settles_in(proc.pid, stopped=True)
     remote.resume()
-    assert not remote.paused and _state(proc.pid) != "T"
+    assert not remote.paused and _settles_in(proc.pid, stopped=False)
 
 
 def test_an_unknown_process_is_refused(

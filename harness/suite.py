@@ -5,6 +5,7 @@ or ``-k``."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import pytest
@@ -12,8 +13,8 @@ import pytest
 from harness.cases import Case
 from harness.oracle import Verdict
 from harness.plugin import ChaosDeployments
-from harness.report.allure_report import attach_result, label_case
-from harness.runner import PhaseObserver, run_case
+from harness.report.allure_report import attach_evidence, attach_result, label_case
+from harness.runner import CaseAborted, PhaseObserver, run_case
 from harness.stack.stack import Stack
 from harness.terminal.reporter import VERDICT_PROPERTY
 
@@ -28,8 +29,13 @@ def test_exactly_once(
 ) -> None:
     label_case(chaos_case)
     workflow, deployment = chaos_deployments[chaos_case.workflow]
-    result = run_case(chaos_case, n8n_stack, workflow, deployment, chaos_phase_observers)
-    attach_result(result)
+    started = time.time()  # the report's "reset" step runs from here to the case's start
+    try:
+        result = run_case(chaos_case, n8n_stack, workflow, deployment, chaos_phase_observers)
+    except CaseAborted:  # what the evidence holds goes into the report all the same
+        attach_evidence(n8n_stack.run.run_dir / "cases" / chaos_case.id / "evidence.json", started)
+        raise
+    attach_result(result, reset_from=started)
     verdict = result.judgement.verdict
     # The terminal reads it from the test report (also on the controller of xdist workers).
     record_property(

@@ -82,7 +82,7 @@ def codes_legend() -> Text:
     legend = Text("codes: ", style="dim")
     for verdict, letter in CODES.items():
         legend.append(f"{letter}={verdict} ", style="dim")
-    legend.append(f"{ERROR_CODE}=no verdict  ·=not in the matrix\ncolours: ", style="dim")
+    legend.append(f"{ERROR_CODE}=no verdict  ·=not run\ncolours: ", style="dim")
     legend.append("as expected", style=STYLES["pass"])
     legend.append(" ")
     legend.append("caught as expected", style=STYLES["caught"])

@@ -15,6 +15,18 @@ if ! command -v redis-server >/dev/null 2>&1; then
   apt-get update -qq
   apt-get install -y -qq redis-server >/dev/null
 fi
+# Headless Chromium: the report test opens the single-file report in it (nothing else needs it).
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "== installing chromium (apt; for the report's rendering test)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq chromium >/dev/null
+  else
+    echo "note: chromium is missing, so tests/integration/test_report_render.py will skip;" \
+      "run 'sudo apt-get install -y chromium' to enable it" >&2
+  fi
+fi
 for tool in npm go; do
   command -v "$tool" >/dev/null 2>&1 || { echo "$tool is missing: install it first (see README, Requirements)" >&2; exit 1; }
 done

@@ -167,3 +167,37 @@ def test_the_outcome_of_saved_evidence() -> None:
     )
     cut_short = from_evidence({k: v for k, v in doc.items() if k != "verdict"})
     assert cut_short.kind is Kind.HARNESS_ERROR and cut_short.error is not None
+
+
+def report(when: str, outcome: str, *props: tuple[str, object]) -> pytest.TestReport:
+    return pytest.TestReport(
+        "harness/suite.py::test_exactly_once[c]",
+        ("harness/suite.py", 1, "test_exactly_once[c]"),
+        {},
+        outcome,  # type: ignore[arg-type]
+        "RuntimeError: the stack did not come up\nmore" if outcome == "failed" else None,
+        when,  # type: ignore[arg-type]
+        duration=3.5,
+        user_properties=list(props),
+    )
+
+
+CASE = (
+    "n8n_chaos_case",
+    {"case_id": "c", "workflow": "w", "scenario": "s", "expected": ["PASS"]},
+)
+
+
+def test_a_report_ends_a_case_with_its_call_or_a_failed_setup() -> None:
+    from harness.terminal.reporter import outcome_of
+
+    verdict = ("n8n_chaos_verdict", {"verdict": "LOST", "explanation": "gone", "evidence": "e"})
+    judged = outcome_of(report("call", "failed", CASE, verdict))
+    assert judged is not None
+    assert (judged.verdict, judged.kind, judged.seconds) == ("LOST", Kind.VIOLATION, 3.5)
+    broken = outcome_of(report("setup", "failed", CASE))
+    assert broken is not None and broken.kind is Kind.HARNESS_ERROR
+    assert broken.error == "setup: RuntimeError: the stack did not come up"
+    assert outcome_of(report("setup", "passed", CASE)) is None
+    assert outcome_of(report("teardown", "passed", CASE)) is None
+    assert outcome_of(report("call", "passed")) is None  # not a case of the matrix

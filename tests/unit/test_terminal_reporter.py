@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ def test_exactly_once(chaos_case, record_property):
 CASES = "retry-worker_kill-after_commit and (payment_ or webhook_dedup) and not operator"
 
 
-def run_fake(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+def run_fake(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     (tmp_path / "test_suite_stand_in.py").write_text(FAKE_SUITE)
     summary = tmp_path / "verdicts.json"
     done = subprocess.run(

@@ -277,7 +277,7 @@ def _environment(config: pytest.Config) -> dict[str, object]:
         "n8n.workers": opt("--n8n-workers") or defaults.workers,
         "n8n.webhook_processor": bool(opt("--n8n-webhook-processor")),
         "toxiproxy.seed": defaults.toxiproxy_seed,
-        "stacks (pytest -n)": opt("numprocesses", default=None) or 1,
+        "stacks": opt("numprocesses", default=None) or 1,
         "shard": opt("--shard", default=None),
         "repeat": opt("--chaos-repeat", default=None),
         "workflows": _workflows_dir(config),
@@ -336,7 +336,11 @@ def chaos_phase_observers(pytestconfig: pytest.Config) -> list[PhaseObserver]:
 
 def _reporter_line(config: pytest.Config, message: str) -> None:
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
+    if reporter is None:
+        return
+    # Session fixtures run under output capture: show the line now (which stack, where).
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
         reporter.write_line(f"[n8n-chaos] {message}")
 
 

@@ -66,7 +66,7 @@ CATEGORIES_V3: list[dict[str, Any]] = [
     {"name": "Harness error: no verdict", "matchers": {"statuses": ["broken"]}},
     *(
         {
-            "name": f"{verdict}: caught as expected",
+            "name": f"{verdict}: as the case expects",
             "matchers": {"statuses": ["passed"], "labels": {"verdict": f"^{verdict}$"}},
         }
         for verdict in _VIOLATIONS

@@ -5,8 +5,9 @@ file) and as a global attachment. Its data are the Allure results themselves (ea
 result carries ``workflow``, ``scenario``, ``verdict`` and ``expected`` labels), so a report
 merged from several CI shards draws one grid of every case.
 
-Colours: green, the verdict the case expects is PASS; blue, a violation the case expects
-(a naive workflow or a negative control caught: the harness sees the bug it must see);
+Colours: green, the verdict the case expects is PASS; blue, a verdict other than PASS the
+case expects (a naive workflow or a negative control caught: the harness sees the bug it
+must see; or what an at-most-once promise allows);
 red, a verdict the case does not expect; amber, no verdict (a harness error).
 """
 
@@ -71,20 +72,26 @@ def _cell_title(cell: Cell) -> str:
 
 def _headline(grid: Grid) -> str:
     total = len(grid.outcomes)
+    if not total:
+        return "no cases in these results"
     caught = sum(1 for c in grid.cells.values() for o in c.outcomes if c.caught and o.verdict)
     violations, errors = grid.count(Kind.VIOLATION), grid.count(Kind.HARNESS_ERROR)
-    expected = grid.count(Kind.EXPECTED)
-    verdict = "every verdict as expected" if not violations and not errors else ""
+    parts = [f"{total} cases"]
+    if not violations and not errors:
+        parts.append("every verdict as expected")
+    else:
+        parts.append(f"{grid.count(Kind.EXPECTED)} as expected")
     if violations:
-        verdict = f"{violations} violation{'s' * (violations != 1)}"
+        parts.append(f"{violations} violation{'s' * (violations != 1)}")
     if errors:
-        verdict += f"{', ' if verdict else ''}{errors} harness error{'s' * (errors != 1)}"
-    return (
-        f"{total} cases: {expected} as expected ({caught} of them a bug the harness "
-        f"must catch, caught), {verdict}"
-        if total
-        else "no cases in these results"
-    )
+        parts.append(f"{errors} harness error{'s' * (errors != 1)}")
+    line = ", ".join(parts)
+    if caught:
+        line += (
+            f" ({caught} of them not PASS, as the case expects: a bug caught, or what its "
+            "promise allows)"
+        )
+    return line
 
 
 def _cell_body(cell: Cell, links: Mapping[str, str]) -> str:
@@ -123,7 +130,7 @@ def grid_fragment(grid: Grid, links: Mapping[str, str] | None = None) -> str:
         f'<table><thead><tr><th class="wf">workflow \\ scenario</th>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
         '<p class="key"><span style="background:#2e9d4e">PASS as expected</span>'
-        '<span style="background:#2f6db5">bug caught as expected</span>'
+        '<span style="background:#2f6db5">not PASS, as expected</span>'
         '<span style="background:#d64545">violation</span>'
         '<span style="background:#e0a100">harness error</span> '
         f"Cells: {codes}, ! no verdict. Hover a cell for its cases and why; scenario = "

@@ -84,8 +84,7 @@ def test_the_grid_colours_and_links_each_cell(tmp_path: Path) -> None:
     assert 'class="expected" data-workflow="pay"' in html
     assert 'class="harness-error" data-workflow="naive"' in html
     assert '<a href="#/abc">D</a>' in html
-    assert "4 cases: 2 as expected (1 of them a bug" in html
-    assert "1 violation, 1 harness error" in html
+    assert "4 cases, 2 as expected, 1 violation, 1 harness error (1 of them not PASS" in html
 
 
 def test_shards_merge_into_one_grid(tmp_path: Path) -> None:
@@ -140,4 +139,4 @@ def test_the_config_asks_for_one_file_with_categories_by_verdict(tmp_path: Path)
     assert options["singleFile"] is True
     names = [c["name"] for c in CATEGORIES_V3]
     assert "DUPLICATE: Duplicate effect (violation)" in names
-    assert "DUPLICATE: caught as expected" in names
+    assert "DUPLICATE: as the case expects" in names

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import httpx
 import psycopg
 
 from harness.errors import ConfigError, HarnessError, ServiceExited
@@ -46,6 +47,7 @@ from harness.stack.n8n_api import N8nApi, Owner
 from harness.stack.postgres import PostgresServer
 from harness.stack.process import ManagedProcess
 from harness.stack.provider import ProviderServer, ProviderSettings
+from harness.stack.readiness import Readiness, wait_ready
 from harness.stack.reaper import OwnersReaper
 from harness.stack.redis import RedisServer
 from harness.stack.run import RunContext, default_runs_root, new_run_id, point_latest
@@ -451,13 +453,34 @@ class AttachedStack(Stack):
         known = cache.get(name)
         if known is not None and known["digest"] == digest and self._exists(known["id"]):
             return DeployedWorkflow(known["id"], name, known["webhook_url"], 0.0)
-        if known is not None and self.api is not None:
-            with contextlib.suppress(HarnessError):
-                self.api.delete_workflow(known["id"])
+        if known is not None:
+            self._unpublish(known["id"])
         deployed = super().deploy(workflow)
         cache[name] = {"digest": digest, "id": deployed.id, "webhook_url": deployed.webhook_url}
         _write_private(cache_path, json.dumps(cache, indent=2) + "\n")
         return deployed
+
+    def _unpublish(self, workflow_id: str) -> None:
+        """Free the webhook path of an older copy (n8n refuses to delete a published
+        workflow, and unpublishes asynchronously): it stays, unpublished."""
+        assert self.owner is not None
+        for action in ("unpublish", "deactivate"):  # the older name, before 2.x
+            response = httpx.post(
+                f"{self.main.base_url}/api/v1/workflows/{workflow_id}/{action}",
+                headers={"X-N8N-API-KEY": self.owner.api_key},
+                timeout=30,
+            )
+            if response.status_code != 404:
+                break
+
+        def path_free() -> bool:
+            with psycopg.connect(self.postgres_dsn) as conn:
+                row = conn.execute(
+                    'SELECT 1 FROM webhook_entity WHERE "workflowId" = %s', (workflow_id,)
+                ).fetchone()
+            return row is None
+
+        wait_ready(Readiness(f"unpublishing the older copy {workflow_id}", path_free), 60.0)
 
     def _exists(self, workflow_id: str) -> bool:
         with psycopg.connect(self.postgres_dsn) as conn:

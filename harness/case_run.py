@@ -62,8 +62,14 @@ class CaseRun:
         return url
 
     def sender(self, retry: bool = True) -> Sender:
+        request = self.workflow.render_request(self.key, f"evt-{self.key}")
         return Sender(
-            self.webhook_url, self.workflow.method, self.history, SenderPolicy(retry=retry)
+            self.webhook_url,
+            self.workflow.method,
+            self.history,
+            SenderPolicy(retry=retry),
+            headers=request.headers,
+            query=request.query,
         )
 
     def heal_before_retry(self, attempt: DeliveryAttempt) -> None:

@@ -224,10 +224,15 @@ def _reconcile(run: CaseRun) -> None:
     """Run the workflow's reconciler once, as an operator's scheduled job would."""
     spec, deployed = run.workflow.reconciler, run.deployment.reconciler
     assert spec is not None and deployed is not None and deployed.webhook_url is not None
-    body = spec.render_body(key=run.key, event_id=f"evt-{run.key}")
+    request = spec.render_request(key=run.key, event_id=f"evt-{run.key}")
     try:
         answer = httpx.request(
-            spec.method, deployed.webhook_url, json=body, timeout=RECONCILER_TIMEOUT_S
+            spec.method,
+            deployed.webhook_url,
+            json=request.body,
+            headers=request.headers,
+            params=request.query,
+            timeout=RECONCILER_TIMEOUT_S,
         )
         run.journal.record(
             "reconciler.run", deployed.name, status=answer.status_code, body=answer.text[:300]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -82,18 +82,34 @@ class SenderPolicy:
 
 
 class Sender:
-    def __init__(self, url: str, method: str, history: History, policy: SenderPolicy) -> None:
+    def __init__(
+        self,
+        url: str,
+        method: str,
+        history: History,
+        policy: SenderPolicy,
+        headers: Mapping[str, str] | None = None,
+        query: Mapping[str, str] | None = None,
+    ) -> None:
         self.url = url
         self.method = method
         self.history = history
         self.policy = policy
+        # The manifest's trigger headers and query string, already rendered for this case.
+        self.headers = dict(headers or {})
+        self.query = dict(query or {})
 
     def attempt(self, body: dict[str, Any], delivery: str, number: int) -> DeliveryAttempt:
         started = time.time()
         status: int | None = None
         try:
             response = httpx.request(
-                self.method, self.url, json=body, timeout=self.policy.attempt_timeout_s
+                self.method,
+                self.url,
+                json=body,
+                headers=self.headers,
+                params=self.query,
+                timeout=self.policy.attempt_timeout_s,
             )
             status = response.status_code
             detail = response.text[:2000]

@@ -21,6 +21,8 @@ from harness.manifest import (
 )
 
 BUNDLED = Path(__file__).resolve().parents[2] / "workflows_under_test"
+# The minimal test workflow calls no provider: its warning is tested in test_manifest_model.
+pytestmark = pytest.mark.filterwarnings("ignore::harness.manifest.ManifestWarning")
 
 WORKFLOW: dict[str, Any] = {
     "name": "pay",

@@ -1,0 +1,219 @@
+"""Checks of an n8n workflow's JSON, as far as the harness relies on it.
+
+Errors (``ConfigError``): the shape n8n exports, exactly one Webhook node whose path, method
+and responseMode match the manifest. Warnings (one line each, never an error): the two things
+that silently make a case meaningless: the workflow does not reach the provider through
+``$env.N8N_CHAOS_UPSTREAM_PROVIDER`` (so no fault and no ground truth sees its calls), or it
+never sends the business key as the provider's ``reference`` (so its commits are not counted).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError
+from harness.manifest_model import json_type
+
+WEBHOOK_NODE_TYPE = "n8n-nodes-base.webhook"
+ERROR_TRIGGER_NODE_TYPE = "n8n-nodes-base.errorTrigger"
+# n8n's Webhook node answers GET when httpMethod is absent.
+WEBHOOK_DEFAULT_METHOD = "GET"
+SYNCHRONOUS_RESPONSE_MODES = ("lastNode", "responseNode")
+EARLY_RESPONSE_MODE = "onReceived"  # n8n answers as soon as the request is received
+RESPONSE_MODES = (*SYNCHRONOUS_RESPONSE_MODES, EARLY_RESPONSE_MODE)
+# n8n's Webhook node acknowledges on receipt when responseMode is absent.
+WEBHOOK_DEFAULT_RESPONSE_MODE = EARLY_RESPONSE_MODE
+# harness/stack/stack.py upstream_env_name("provider"): the provider's URL behind its proxy.
+PROVIDER_ENV = "N8N_CHAOS_UPSTREAM_PROVIDER"
+
+# `reference: <expr>` in code or a JSON body, `"reference": "<expr>"`.
+_REFERENCE = re.compile(r"""["']?\breference["']?\s*:\s*([^,}\n;]+)""")
+_BRACKET = re.compile(r"""\[\s*["']([^"']+)["']\s*\]""")
+# Member accesses and calls only ($('Webhook').first().json.body.order_id): no operators.
+_MEMBER_PATH = re.compile(r"""^[\w$.()'"]+$""")
+_CONVERSIONS = re.compile(r"^String\((.*)\)$|^(.*)\.toString\(\)$")
+
+
+def load_workflow(path: Path, read_json: Any) -> dict[str, Any]:
+    """The workflow JSON of ``path`` (``read_json`` reads it with the loader's messages)."""
+    workflow = read_json(path, "the workflow")
+    if not isinstance(workflow, dict):
+        raise ConfigError(
+            f"{path}: (top level): expected a JSON object, got {json_type(workflow)}; "
+            "the file must hold one {...} object"
+        )
+    name = workflow.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{path}: field 'name': the workflow needs a non-empty name")
+    nodes = workflow.get("nodes")
+    if not isinstance(nodes, list) or not all(isinstance(n, dict) for n in nodes):
+        raise ConfigError(
+            f"{path}: field 'nodes': expected a list of node objects, got {json_type(nodes)}; "
+            "export the workflow from n8n (Download) to get the right shape"
+        )
+    if not isinstance(workflow.get("connections"), dict):
+        raise ConfigError(
+            f"{path}: field 'connections': expected an object, got "
+            f"{json_type(workflow.get('connections'))}; export the workflow from n8n"
+        )
+    return workflow
+
+
+def webhook_node(workflow: dict[str, Any], where: str) -> dict[str, Any]:
+    webhooks: list[dict[str, Any]] = [
+        n for n in workflow["nodes"] if n.get("type") == WEBHOOK_NODE_TYPE
+    ]
+    if not webhooks:
+        raise ConfigError(
+            f"{where}: field 'nodes': no Webhook node (type {WEBHOOK_NODE_TYPE!r}); the harness "
+            "triggers a workflow through its production webhook, so start it with one"
+        )
+    if len(webhooks) > 1:
+        names = ", ".join(repr(n.get("name")) for n in webhooks)
+        raise ConfigError(
+            f"{where}: field 'nodes': {len(webhooks)} Webhook nodes ({names}); keep exactly one, "
+            "the trigger the manifest describes"
+        )
+    node = webhooks[0]
+    if not isinstance(node.get("parameters"), dict):
+        raise ConfigError(f"{where}: Webhook node {node.get('name')!r} has no 'parameters' object")
+    return node
+
+
+def check_webhook(
+    workflow: dict[str, Any],
+    path: Path,
+    method: str,
+    trigger_path: str,
+    manifest_path: Path,
+    modes: tuple[str, ...] = RESPONSE_MODES,
+    field_prefix: str = "trigger.",
+) -> str:
+    """Check the Webhook node against the manifest's trigger; returns its responseMode."""
+    node = webhook_node(workflow, str(path))
+    params = node["parameters"]
+    label = f"{path}: Webhook node {node.get('name')!r}"
+    if params.get("path") != trigger_path:
+        raise ConfigError(
+            f"{label}: parameters.path is {params.get('path')!r} but {manifest_path} field "
+            f"'{field_prefix}path' is {trigger_path!r}; make them the same"
+        )
+    methods = params.get("httpMethod", WEBHOOK_DEFAULT_METHOD)
+    allowed = [methods] if isinstance(methods, str) else methods
+    if not isinstance(allowed, list) or method not in [str(m).upper() for m in allowed]:
+        raise ConfigError(
+            f"{label}: parameters.httpMethod is {methods!r} but {manifest_path} field "
+            f"'{field_prefix}method' is {method!r}; make them the same"
+        )
+    mode = params.get("responseMode", WEBHOOK_DEFAULT_RESPONSE_MODE)
+    if mode not in modes:
+        if modes == SYNCHRONOUS_RESPONSE_MODES:
+            fix = (
+                "the harness waits for this webhook's answer, so set it to 'lastNode' or "
+                "'responseNode' (a Respond to Webhook node)"
+            )
+        else:
+            fix = (
+                "set it to 'lastNode' or 'responseNode' (answer once the effect is known) or "
+                "'onReceived' (acknowledge first, work afterwards)"
+            )
+        raise ConfigError(f"{label}: parameters.responseMode is {mode!r}; {fix}")
+    return str(mode)
+
+
+def check_error_workflow(workflow: dict[str, Any], path: Path) -> None:
+    triggers = [n for n in workflow["nodes"] if n.get("type") == ERROR_TRIGGER_NODE_TYPE]
+    if len(triggers) != 1:
+        raise ConfigError(
+            f"{path}: field 'nodes': {len(triggers)} Error Trigger nodes (type "
+            f"{ERROR_TRIGGER_NODE_TYPE!r}); an Error Workflow starts with exactly one"
+        )
+    if any(n.get("type") == WEBHOOK_NODE_TYPE for n in workflow["nodes"]):
+        raise ConfigError(
+            f"{path}: field 'nodes': an Error Workflow has a Webhook node; n8n starts "
+            "it with the failed execution's data, remove the Webhook node"
+        )
+
+
+# -- warnings ------------------------------------------------------------------------------
+
+
+def reach_warnings(
+    workflows: list[tuple[Path, dict[str, Any]]], key_path: tuple[str, ...], effect: str
+) -> list[str]:
+    """Why the cases of a workflow would judge nothing it did (empty: none found). The
+    workflows are the main one and its companions (reconciler, Error Workflow): the call to
+    the provider may sit in any of them."""
+    main_path = workflows[0][0]
+    texts = [t for _, workflow in workflows for t in _strings(workflow.get("nodes", []))]
+    if not any(PROVIDER_ENV in text for text in texts):
+        return [
+            f"{main_path}: no node calls the provider through "
+            f"$env.{PROVIDER_ENV}; the harness injects faults and counts commits only on "
+            f"that URL, so these cases judge nothing the workflow does. Set the HTTP Request "
+            f"node's URL to '={{{{ $env.{PROVIDER_ENV} }}}}/v1/{effect}'"
+        ]
+    dotted = ".".join(key_path)
+    if not any(_is_key(expr, key_path) for expr in _references(workflows)):
+        return [
+            f"{main_path}: the workflow never sends the business key "
+            f"(trigger.body.{dotted}) as the provider's 'reference'; the harness counts "
+            f"commits per reference, so these cases would see none. Send e.g. "
+            f"reference: $json.body.{dotted}"
+        ]
+    return []
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _pairs(value: Any) -> Iterator[dict[str, Any]]:
+    """Every object of the JSON (n8n's keypair parameters are {"name":..,"value":..})."""
+    if isinstance(value, dict):
+        yield value
+        for item in value.values():
+            yield from _pairs(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _pairs(item)
+
+
+def _references(workflows: list[tuple[Path, dict[str, Any]]]) -> Iterator[str]:
+    """Every expression a node assigns to ``reference``."""
+    for _, workflow in workflows:
+        nodes = workflow.get("nodes", [])
+        for pair in _pairs(nodes):
+            if pair.get("name") == "reference" and isinstance(pair.get("value"), str):
+                yield pair["value"]
+        for text in _strings(nodes):
+            for found in _REFERENCE.finditer(text):
+                yield found.group(1)
+
+
+def _is_key(expression: str, key_path: tuple[str, ...]) -> bool:
+    """True when the expression is a plain member path ending in the business key's path:
+    ``body.order_id``, ``String($json.body.order_id)``, ``={{ $json["body"]["order_id"] }}``,
+    ``$('Webhook').first().json.body.order_id``; a computed value (``'order-' +
+    body.order_id``) is not the key."""
+    expr = expression.strip().strip("\"'")
+    expr = expr.removeprefix("=").strip()
+    if expr.startswith("{{") and expr.endswith("}}"):
+        expr = expr[2:-2].strip()
+    expr = _BRACKET.sub(lambda m: "." + m.group(1), expr).strip()
+    while converted := _CONVERSIONS.match(expr):
+        expr = (converted.group(1) or converted.group(2)).strip()
+    if not _MEMBER_PATH.match(expr):
+        return False
+    dotted = ".".join(key_path)
+    return expr == dotted or expr.endswith("." + dotted)

@@ -124,7 +124,7 @@ build_base() {
 }
 ensure_image "$BASE_TAG" "$BASE_HASH" build_base
 
-# docker_build TAG HASH DIR: the context is a folder of hard links (no copy of n8n's 2.8 GB).
+# docker_build TAG HASH DIR (the legacy builder: Debian's docker.io has no buildx).
 CTX=""
 docker_build() {
   docker build -q --network host --build-arg "BASE=$BASE_TAG" --label "n8n-chaos.inputs=$2" \
@@ -139,8 +139,7 @@ dir_of() { echo "compose/images/$1"; }
 build_n8n() {
   context_from n8n
   cp -al "$NODE_HOME" "$CTX/node" 2>/dev/null || cp -a "$NODE_HOME" "$CTX/node"
-  mkdir "$CTX/n8n"
-  cp -al "$N8N_HOME/node_modules" "$CTX/n8n/" 2>/dev/null || cp -a "$N8N_HOME/node_modules" "$CTX/n8n/"
+  tar -C "$N8N_HOME" -cf "$CTX/n8n-node_modules.tar" node_modules
   docker_build "$1" "$2" "$CTX"; rm -rf "$CTX"
 }
 build_postgres() {

@@ -11,7 +11,6 @@ reports its workers send.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -304,9 +303,3 @@ def _run_dir(config: pytest.Config) -> Path | None:
     from harness.plugin import session_run_dir
 
     return session_run_dir(config)
-
-
-def iter_outcomes(config: pytest.Config) -> Iterator[CaseOutcome]:
-    """The outcomes seen so far in this session (for other plugins, e.g. the report)."""
-    terminal = config.stash.get(_TERMINAL, None)
-    yield from () if terminal is None else terminal.outcomes

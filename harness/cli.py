@@ -409,7 +409,6 @@ def run(
     verdict, a stack that did not come up, a bad input). The verdicts of the run are in
     verdicts.json in its run directory.
     """
-    import harness.suite
     from harness.sharding import parse_shard
 
     if shard is not None:
@@ -418,12 +417,17 @@ def run(
         except ConfigError as exc:
             _fail(exc)
     # Bad workflows or manifests: one line naming the fix, before pytest and any stack start.
+    # Neither harness.plugin nor the suite is imported here: pytest loads them in this
+    # process (_pytest_with_verdicts); a module imported before it is not assert-rewritten.
+    import importlib.resources
+    import importlib.util
+
     from harness.cases import matrix
     from harness.manifest import discover
-    from harness.plugin import BUNDLED_WORKFLOWS
 
+    bundled = Path(str(importlib.resources.files("workflows_under_test")))
     try:
-        matrix(discover(workflows_dir or BUNDLED_WORKFLOWS, on_warning=_warn))
+        matrix(discover(workflows_dir or bundled, on_warning=_warn))
     except HarnessError as exc:
         _fail(exc)
     for path in shard_timings:
@@ -438,7 +442,7 @@ def run(
         sys.executable,
         "-m",
         "pytest",
-        harness.suite.__file__,
+        str(importlib.util.find_spec("harness.suite").origin),  # type: ignore[union-attr]
         "-p",
         "no:cacheprovider",
         f"--alluredir={alluredir}",
@@ -473,14 +477,17 @@ def run(
 
 def _pytest_with_verdicts(argv: list[str]) -> int:
     """Run pytest; exit like Jepsen from the verdicts it left (harness.terminal.summary)."""
-    import subprocess
     import tempfile
+
+    import pytest
 
     from harness.terminal.summary import run_exit_code
 
     with tempfile.TemporaryDirectory(prefix="n8n-chaos-verdicts-") as tmp:
         summary = Path(tmp) / "verdicts.json"
-        status = subprocess.call([*argv, f"--chaos-summary={summary}"])
+        # In this process: a second interpreter's start-up (imports of the harness, its
+        # libraries and pytest) costs about a second of CPU on every one-case rerun.
+        status = pytest.main([*argv[3:], f"--chaos-summary={summary}"])
         return int(run_exit_code(status, summary))
 
 

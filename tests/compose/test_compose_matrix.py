@@ -43,6 +43,8 @@ def test_subset_on_compose_gives_the_native_verdicts(docker_ready: None, tmp_pat
             "no:cacheprovider",
             "-q",
             "--backend=compose",
+            # A container's n8n migrates a fresh database (no template): minutes on a busy CI.
+            "--n8n-ready-timeout=600",
             f"--n8n-runs-dir={runs}",
             f"--alluredir={tmp_path / 'allure'}",
             "-k",

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-UP_DEADLINE_S = 420.0
+UP_DEADLINE_S = 900.0
 
 
 def _wait_for_state(runs: Path, up: subprocess.Popen[bytes], log: Path) -> dict[str, Any]:
@@ -51,7 +51,10 @@ def test_up_gives_a_stack_to_poke_and_down_leaves_nothing(
     log = tmp_path / "up.log"
     with log.open("wb") as out:
         up = subprocess.Popen(
-            [sys.executable, "-m", "harness", "up", "--backend", "compose", "--workers", "1"],
+            [
+                *(sys.executable, "-m", "harness", "up", "--backend", "compose"),
+                *("--workers", "1", "--ready-timeout", "600"),
+            ],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,

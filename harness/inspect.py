@@ -43,7 +43,8 @@ def find_evidence(target: str, runs_root: Path) -> Path:
         )
     found = {p.resolve() for p in _case_candidates(target, runs_root)}
     if found:
-        return max(found, key=lambda p: p.stat().st_mtime)
+        # Newest file first; on equal times the later run id (they sort by start time).
+        return max(found, key=lambda p: (p.stat().st_mtime_ns, str(p)))
     known = sorted({p.parent.name for p in _case_candidates("*", runs_root)})
     near = difflib.get_close_matches(target, known, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(near)}?" if near else ""

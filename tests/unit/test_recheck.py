@@ -4,6 +4,7 @@ with the current oracle and the exit codes (no stack)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +84,8 @@ def save_case(
 def test_a_case_id_is_found_in_the_newest_run_that_has_it(tmp_path: Path) -> None:
     old = save_case(tmp_path / "runs" / "run1", "payment_idempotent", "PASS")
     new = save_case(tmp_path / "runs" / "run2", "payment_idempotent", "PASS")
-    old.touch()
-    new.touch()  # the newer file wins
+    os.utime(old, (1_000_000, 1_000_000))
+    os.utime(new, (2_000_000, 2_000_000))  # the newer file wins
     found = inspect.find_evidence(
         "payment_idempotent-retry-worker_kill-after_commit", tmp_path / "runs"
     )

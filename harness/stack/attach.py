@@ -546,9 +546,12 @@ def attach(
     lock = AttachLock.take(run_dir)
     try:
         stack = _rebuild(state, installation, config, lock)
-        # The owner's processes must be up now, not at the first fault.
+        # The backing services must be up now, not at the first fault. An n8n process may
+        # be dead or paused (an attached run killed mid-case): each case revives those.
+        n8n = {p.process.name for p in stack.n8n_processes}
         for proc in stack.processes:
-            proc.ensure_running()
+            if proc.name not in n8n:
+                proc.ensure_running()
     except BaseException:
         lock.release()
         raise

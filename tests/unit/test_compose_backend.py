@@ -56,10 +56,16 @@ def test_redis_toxiproxy_and_provider_keep_their_ports() -> None:
     assert toxi["environment"] == {"TOXIPROXY_PORT": "8"}
     provider = service_spec(
         "provider",
-        ["/py", "-m", "fake_providers.payment", "--port", "9", "--db", "/run/p.db", "--lenient"],
+        [
+            *("/py", "-m", "fake_providers.payment", "--port", "9", "--control-port", "10"),
+            *("--db", "/run/p.db", "--lenient"),
+        ],
         {"PYTHONUNBUFFERED": "1"},
     )
-    assert provider["command"] == ["--port", "9", "--db", "/data/provider.db", "--lenient"]
+    assert provider["command"] == [
+        *("--port", "9", "--control-port", "10", "--db", "/data/provider.db", "--lenient")
+    ]
+    assert provider["environment"]["PROVIDER_CONTROL_PORT"] == "10"  # for its healthcheck
 
 
 def test_n8n_gets_its_role_and_settings_but_not_the_hosts_paths() -> None:

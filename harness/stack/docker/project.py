@@ -83,7 +83,8 @@ def service_spec(name: str, argv: Sequence[str], env: dict[str, str]) -> dict[st
     if name == "provider":
         args = list(argv[list(argv).index("fake_providers.payment") + 1 :])
         args[args.index("--db") + 1] = "/data/provider.db"  # the provider-data volume
-        return {"command": args, "environment": dict(env)}
+        control = {"PROVIDER_CONTROL_PORT": args[args.index("--control-port") + 1]}
+        return {"command": args, "environment": {**env, **control}}
     # n8n: argv is [node, n8n, ROLE...]; the image's entrypoint runs `n8n ROLE...`.
     environment = {k: v for k, v in env.items() if k not in _HOST_ONLY_ENV}
     return {"command": list(argv[2:]), "environment": environment}

@@ -126,6 +126,7 @@ ensure_image "$BASE_TAG" "$BASE_HASH" build_base
 
 # docker_build TAG HASH DIR (the legacy builder: Debian's docker.io has no buildx).
 CTX=""
+trap '[ -z "$CTX" ] || rm -rf "$CTX"' EXIT  # a failed build leaves no context behind
 docker_build() {
   docker build -q --network host --build-arg "BASE=$BASE_TAG" --label "n8n-chaos.inputs=$2" \
     -t "$1" "$3" >/dev/null

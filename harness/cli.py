@@ -8,9 +8,10 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import click
 from rich.console import Console
@@ -32,6 +33,20 @@ _VERSION_HELP = (
     f"n8n version to run (default {DEFAULT_N8N_VERSION}; tested: "
     f"{', '.join(SUPPORTED_N8N_VERSIONS)})."
 )
+
+
+def _backend_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--backend and --n8n-image, the same on `up` and `run`."""
+    command = click.option(
+        "--n8n-image", default=None, help="With --backend compose: your own n8n image."
+    )(command)
+    return click.option(
+        "--backend",
+        type=click.Choice(["native", "compose"]),
+        default="native",
+        show_default=True,
+        help="native: child processes; compose: containers (needs scripts/docker-setup.sh).",
+    )(command)
 
 
 def _installer(n8n_version: str) -> Installer:
@@ -155,14 +170,7 @@ def install(n8n_version: str, template: bool) -> None:
     is_flag=True,
     help="Migrate a fresh n8n database instead of copying the cached migrated template.",
 )
-@click.option(
-    "--backend",
-    type=click.Choice(["native", "compose"]),
-    default="native",
-    show_default=True,
-    help="native: child processes; compose: containers (needs scripts/docker-setup.sh).",
-)
-@click.option("--n8n-image", default=None, help="With --backend compose: your own n8n image.")
+@_backend_options
 def up(
     workers: int,
     webhook_processor: bool,
@@ -369,14 +377,7 @@ def schema() -> None:
 @click.option(
     "--no-attach", is_flag=True, help="Start a fresh stack even when `n8n-chaos up` runs one."
 )
-@click.option(
-    "--backend",
-    type=click.Choice(["native", "compose"]),
-    default="native",
-    show_default=True,
-    help="native: child processes; compose: containers (needs scripts/docker-setup.sh).",
-)
-@click.option("--n8n-image", default=None, help="With --backend compose: your own n8n image.")
+@_backend_options
 @click.pass_context
 def run(
     ctx: click.Context,

@@ -39,6 +39,9 @@ class Scenario:
     repeat: int
     catches_naive: bool  # the event comes again, or the answer is lost after the commit
     effect_possible: bool = True
+    # The answer may be lost after the commit, depending on timing n8n does not control
+    # (e.g. work finishing while main reconnects to Redis): a naive workflow may be caught.
+    may_catch_naive: bool = False
 
     @property
     def id(self) -> str:
@@ -106,6 +109,7 @@ def scenarios() -> list[Scenario]:
                 repeat=plan.repeat,
                 catches_naive=plan.resends or (fault.loses_answer and point.after_effect),
                 effect_possible=fault.effect_possible,
+                may_catch_naive=fault.may_lose_answer and point.after_effect,
             )
         )
     # The control case first, then by delivery plan (retry first), fault, crash point.
@@ -138,7 +142,9 @@ def expected_for(workflow: WorkflowUnderTest, scenario: Scenario) -> frozenset[V
         return PASS
     if workflow.promise is Promise.AT_MOST_ONCE:
         return PASS if scenario.is_control else AT_MOST_ONCE
-    return CAUGHT if scenario.catches_naive else PASS
+    if scenario.catches_naive:
+        return CAUGHT
+    return PASS | CAUGHT if scenario.may_catch_naive else PASS
 
 
 def matrix(

@@ -124,6 +124,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run every case N times (ids end in -r1..-rN)",
     )
     group.addoption(
+        "--chaos-harness-retries",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run a case again, up to N times, when its fault did not land (NO-EVIDENCE, a "
+        "harness error, never a pass); each try's evidence stays in cases/<id>.try<k> "
+        "(default 1; 0: never)",
+    )
+    group.addoption(
         "--shard",
         default=None,
         metavar="I/N",
@@ -320,6 +329,15 @@ def chaos_deployments(
         for w in chaos_workflows
         if w.name in used or not used
     }
+
+
+@pytest.fixture(scope="session")
+def chaos_harness_retries(pytestconfig: pytest.Config) -> int:
+    """How often a case whose fault did not land runs again (``--chaos-harness-retries``)."""
+    retries = int(pytestconfig.getoption("--chaos-harness-retries", default=1) or 0)
+    if retries < 0:
+        raise pytest.UsageError("--chaos-harness-retries: give a number >= 0")
+    return retries
 
 
 @pytest.fixture(scope="session")

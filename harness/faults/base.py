@@ -54,6 +54,7 @@ class Fault(Protocol):
     deliveries: ClassVar[tuple[str, ...] | None]
     needs: ClassVar[frozenset[str]]
     loses_answer: ClassVar[bool]
+    may_lose_answer: ClassVar[bool]
     effect_possible: ClassVar[bool]
     retry_needs_heal: ClassVar[bool]
 
@@ -78,6 +79,8 @@ class NoAction:
     deliveries: ClassVar[tuple[str, ...] | None] = None
     needs: ClassVar[frozenset[str]] = frozenset()
     loses_answer: ClassVar[bool] = False
+    # True: whether the answer is lost depends on timing the harness cannot pin down.
+    may_lose_answer: ClassVar[bool] = False
     effect_possible: ClassVar[bool] = True  # False: the scenario makes the effect impossible
     # False: the sender may retry while the heal runs (another worker serves the retry).
     retry_needs_heal: ClassVar[bool] = True

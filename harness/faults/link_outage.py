@@ -3,6 +3,7 @@ connections are refused and open ones are closed.
 
 - redis_blip:   every n8n -> Redis link for 2 s; healed once every n8n process says it
                 reconnected (held responses stay well inside the nodes' 10 s timeout);
+                the answer may still be lost, so a naive workflow may pass or be caught;
 - redis_outage: every n8n -> Redis link for 14 s, past n8n's 10 s threshold: n8n processes
                 exit by design and the heal restarts them;
 - postgres_cut: the target worker's and main's links to Postgres for 8 s.
@@ -39,6 +40,7 @@ class LinkOutage(NoAction):
     links: Callable[[FaultContext], list[Proxy]]
     duration_s: float | None = None
     loses_answer: bool = True  # type: ignore[misc]  # per instance: a blip is ridden out
+    may_lose_answer: bool = False  # type: ignore[misc]
     crashpoints: ClassVar[tuple[str, ...]] = ("after_commit",)
     # If set, the heal returns only once every n8n process that lost the link says it is
     # back: what happens next then happens on a reconnected stack, every run.
@@ -95,7 +97,14 @@ def _postgres_links(ctx: FaultContext) -> list[Proxy]:
 
 register("redis_blip")(
     lambda: LinkOutage(
-        "redis_blip", _redis_links, 2.0, loses_answer=False, reconnection=REDIS_RECONNECTION
+        "redis_blip",
+        _redis_links,
+        2.0,
+        loses_answer=False,
+        # Work that ends while main resubscribes to Redis may never reach the caller (seen on
+        # 2.40.7 even with the release held until every process reconnected).
+        may_lose_answer=True,
+        reconnection=REDIS_RECONNECTION,
     )
 )
 register("redis_outage")(lambda: LinkOutage("redis_outage", _redis_links, 14.0))

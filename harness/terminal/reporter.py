@@ -214,7 +214,8 @@ class ChaosTerminal:
         del config
         if not self.active or hasattr(report, "wasxfail"):
             return None
-        if CASE_PROPERTY not in dict(report.user_properties):
+        # Collection reports carry no user properties: only a case's test report is ours.
+        if CASE_PROPERTY not in dict(getattr(report, "user_properties", ())):
             return None
         if report.when == "call":
             return report.outcome, "", report.outcome.upper()

@@ -103,7 +103,8 @@ def test_expectations_follow_the_promise() -> None:
     naive = {c.scenario.id: c.expected for c in matrix([workflow(promise=Promise.NONE)], repeat=1)}
     assert naive["retry-no_fault-none"] == PASS
     assert naive["retry-worker_kill-before_send"] == PASS  # nothing committed before the kill
-    assert naive["retry-redis_blip-after_commit"] == PASS  # n8n rides a blip out
+    # n8n mostly rides a blip out, but work ending while main reconnects may lose its answer
+    assert naive["retry-redis_blip-after_commit"] == PASS | CAUGHT
     assert naive["retry-worker_kill-after_commit"] == CAUGHT
     assert naive["concurrent-no_fault-none"] == CAUGHT
     assert naive["retry-response_drop-none"] == CAUGHT
@@ -149,7 +150,7 @@ def test_concurrent_copies_overlap_is_read_from_execution_intervals() -> None:
         {"started_at": 2.5, "stopped_at": 3.0},
     ]
     assert max_overlap(apart) == 1
-    together = [
+    together: list[dict[str, Any]] = [
         {"started_at": 1.0, "stopped_at": 3.0},
         {"started_at": 2.0, "stopped_at": 4.0},
         {"started_at": 2.5, "stopped_at": None},  # still running

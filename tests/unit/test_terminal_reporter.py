@@ -108,3 +108,20 @@ def test_on_a_terminal_the_live_line_shows_the_cases_in_progress(tmp_path: Path)
     done, _ = run_fake(tmp_path, "--chaos-terminal=live")
     assert "cases done" in done.stdout and "running" in done.stdout
     assert "\x1b[" in done.stdout  # drawn with rich on the (forced) terminal
+
+
+def test_a_collection_error_is_reported_not_an_internal_error(tmp_path: Path) -> None:
+    # A collect report has no user properties: the terminal must leave it to pytest.
+    (tmp_path / "test_broken.py").write_text("import no_such_module_here\n")
+    (tmp_path / "test_suite_stand_in.py").write_text(FAKE_SUITE)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-W", "ignore", "-k", CASES],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "N8N_CHAOS_RUNS": str(tmp_path / "runs")},
+    )
+    assert "INTERNALERROR" not in done.stdout + done.stderr
+    assert "ERROR collecting test_broken.py" in done.stdout
+    assert done.returncode == pytest.ExitCode.INTERRUPTED

@@ -124,14 +124,7 @@ def _provider(doc: Mapping[str, Any], zero: float) -> Iterable[TimelineEvent]:
         label += f" key={key}" if key else " (no idempotency key)"
         if attempt.get("http_status") is not None:
             label += f" -> HTTP {attempt['http_status']}"
-        finished = attempt.get("finished_at")
-        yield TimelineEvent(
-            float(attempt["received_at"]) - zero,
-            "provider",
-            label,
-            str(attempt.get("outcome")),
-            None if finished is None else float(finished) - zero,
-        )
+        yield _span(attempt, ("received_at", "finished_at"), zero, "provider", label, "outcome")
     evidence = doc.get("evidence") or {}
     for stray, commits in ((False, evidence.get("commits")), (True, evidence.get("stray_commits"))):
         for commit in commits or []:
@@ -153,14 +146,23 @@ def _executions(doc: Mapping[str, Any], zero: float) -> Iterable[TimelineEvent]:
         label = f"execution {row.get('id')} ({row.get('mode')})"
         if row.get("retry_of"):
             label += f" retry of {row['retry_of']}"
-        stopped = row.get("stopped_at")
-        yield TimelineEvent(
-            float(row["started_at"]) - zero,
-            "n8n",
-            label,
-            str(row.get("status")),
-            None if stopped is None else float(stopped) - zero,
-        )
+        yield _span(row, ("started_at", "stopped_at"), zero, "n8n", label, "status")
+
+
+def _span(
+    row: Mapping[str, Any], times: tuple[str, str], zero: float, lane: str, label: str, state: str
+) -> TimelineEvent:
+    """An event from ``row[start]`` to ``row[end]`` (open-ended while ``end`` is missing),
+    its state read from ``row[state]``."""
+    start, end = times
+    ended = row.get(end)
+    return TimelineEvent(
+        float(row[start]) - zero,
+        lane,
+        label,
+        str(row.get(state)),
+        None if ended is None else float(ended) - zero,
+    )
 
 
 def _first_words(detail: Any, limit: int = 60) -> str:

@@ -14,10 +14,10 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from harness.errors import ServiceExited
 
@@ -75,11 +75,7 @@ class ManagedProcess:
     def start(self) -> None:
         if self.running:
             return
-        self.last_returncode = None
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as log:
-            log.write(f"\n=== n8n-chaos: starting {self.name}: {' '.join(self.argv)}\n".encode())
-            log.flush()
+        with self._start_log(f"{self.name}: {' '.join(self.argv)}") as log:
             if os.sep in self.argv[0] and not os.access(self.argv[0], os.X_OK):
                 raise ServiceExited(
                     self.name,
@@ -102,6 +98,16 @@ class ManagedProcess:
                 ),
             )
         self.registry.started(self._popen.pid)
+
+    @contextlib.contextmanager
+    def _start_log(self, what: str) -> Iterator[BinaryIO]:
+        """The log, opened for a start and headed by a line that says what starts."""
+        self.last_returncode = None
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("ab") as log:
+            log.write(f"\n=== n8n-chaos: starting {what}\n".encode())
+            log.flush()
+            yield log
 
     def stop(self, grace_s: float = 10.0) -> None:
         """SIGTERM the group, then SIGKILL it after ``grace_s``; always reaps the child."""

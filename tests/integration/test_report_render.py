@@ -36,6 +36,12 @@ def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
 
 
+def _replay(results: Path) -> subprocess.CompletedProcess[str]:
+    """Run the replayed suite (recorded case results, no stack) into ``results``."""
+    argv = [sys.executable, "-m", "pytest", str(REPLAY), f"--alluredir={results}", "-q"]
+    return _run([*argv, "-p", "no:cacheprovider"], ROOT)
+
+
 def _chromium(tmp: Path, url: str, *mode: str) -> subprocess.CompletedProcess[str]:
     profile = tmp / f"chrome-profile-{len(list(tmp.glob('chrome-profile-*')))}"
     argv = [
@@ -121,19 +127,7 @@ def _count(rows: list[bytes], test: object, first_row: int = 0, last_row: int | 
 
 def test_the_report_shows_the_grid_first_and_a_failed_case_timeline(tmp_path: Path) -> None:
     results, out = tmp_path / "allure-results", tmp_path / "report"
-    replay = _run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(REPLAY),
-            f"--alluredir={results}",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-        ],
-        ROOT,
-    )
+    replay = _replay(results)
     assert replay.returncode == 1, replay.stdout[-3000:]  # the one violation fails its test
     assert "1 failed, 2 passed" in replay.stdout
 
@@ -191,19 +185,7 @@ def test_the_report_shows_the_grid_first_and_a_failed_case_timeline(tmp_path: Pa
 
 def test_history_carries_over_from_the_previous_report(tmp_path: Path) -> None:
     results = tmp_path / "allure-results"
-    _run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(REPLAY),
-            f"--alluredir={results}",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-        ],
-        ROOT,
-    )
+    _replay(results)
     first, second = tmp_path / "first", tmp_path / "second"
     for out, more in ((first, []), (second, ["--history", str(first)])):
         built = _run(

@@ -60,10 +60,8 @@ class ContainerProcess(ManagedProcess):
     def start(self) -> None:
         if self.running:
             return
-        self.last_returncode = None
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as log:
-            log.write(f"\n=== n8n-chaos: starting container {self.container_name}\n".encode())
+        with self._start_log(f"container {self.container_name}"):
+            pass  # the container's own output is appended by the log follower
         since = time.time()
         self._container().start()
         self._follow(since)

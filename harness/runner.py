@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import httpx
 import psycopg
 
+from harness import loopback
 from harness.case_run import CaseRun
 from harness.crashpoints import CrashPoint, get_crashpoint
 from harness.deliveries import DeliveryPlan, get_delivery
@@ -226,7 +227,7 @@ def _reconcile(run: CaseRun) -> None:
     assert spec is not None and deployed is not None and deployed.webhook_url is not None
     request = spec.render_request(key=run.key, event_id=f"evt-{run.key}")
     try:
-        answer = httpx.request(
+        answer = loopback.request(
             spec.method,
             deployed.webhook_url,
             json=request.body,

@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 import httpx
 
+from harness import loopback
+
 Outcome = Literal["ok", "fail", "info"]
 
 
@@ -103,7 +105,7 @@ class Sender:
         started = time.time()
         status: int | None = None
         try:
-            response = httpx.request(
+            response = loopback.request(
                 self.method,
                 self.url,
                 json=body,

@@ -212,7 +212,8 @@ class ProviderControl:
     """Client for one provider's control port. Use as a context manager, or call `close()`."""
 
     def __init__(self, base_url: str, *, timeout: float = 10.0) -> None:
-        self._http = httpx.Client(base_url=base_url, timeout=timeout)
+        # Loopback, plain HTTP: no TLS set-up, no proxy from the environment.
+        self._http = httpx.Client(base_url=base_url, timeout=timeout, verify=False, trust_env=False)
 
     def __enter__(self) -> ProviderControl:
         return self

@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import httpx
 import psycopg
 
+from harness import loopback
 from harness.errors import ConfigError, HarnessError, ServiceExited
 from harness.stack.deploy import DeployedWorkflow
 from harness.stack.install import Installation
@@ -465,7 +465,7 @@ class AttachedStack(Stack):
         workflow, and unpublishes asynchronously): it stays, unpublished."""
         assert self.owner is not None
         for action in ("unpublish", "deactivate"):  # the older name, before 2.x
-            response = httpx.post(
+            response = loopback.post(
                 f"{self.main.base_url}/api/v1/workflows/{workflow_id}/{action}",
                 headers={"X-N8N-API-KEY": self.owner.api_key},
                 timeout=30,

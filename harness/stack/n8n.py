@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import httpx
-
+from harness import loopback
 from harness.stack.ports import HOST
 from harness.stack.process import ManagedProcess
 from harness.stack.readiness import Readiness, wait_ready
@@ -172,7 +171,7 @@ class N8nProcess:
         url = f"{self.base_url}/healthz/readiness"
 
         def probe() -> bool:
-            return httpx.get(url, timeout=2).status_code == 200
+            return loopback.get(url, timeout=2).status_code == 200
 
         return Readiness(self.name, probe, self.process)
 

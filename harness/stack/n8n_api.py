@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from harness import loopback
 from harness.errors import SetupError
 
 API_KEY_SCOPES = [
@@ -53,7 +54,7 @@ def bootstrap_owner(base_url: str) -> Owner:
     """Create the owner account and an API key; both secrets are new for every run."""
     email = "chaos-owner@n8n-chaos.invalid"
     password = "Chaos-" + secrets.token_urlsafe(16) + "9"  # n8n wants a digit and an uppercase
-    with httpx.Client(base_url=base_url, timeout=30) as client:
+    with loopback.client(base_url=base_url, timeout=30) as client:
         _check(
             client.post(
                 "/rest/owner/setup",
@@ -86,7 +87,7 @@ class N8nApi:
 
     def __init__(self, base_url: str, api_key: str, timeout_s: float = 30.0) -> None:
         self.base_url = base_url
-        self._client = httpx.Client(
+        self._client = loopback.client(
             base_url=f"{base_url}/api/v1",
             headers={"X-N8N-API-KEY": api_key},
             timeout=timeout_s,

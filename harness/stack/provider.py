@@ -11,9 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import httpx
-
 from fake_providers.payment import ProviderControl
+from harness import loopback
 from harness.stack.ports import HOST
 from harness.stack.process import ManagedProcess
 from harness.stack.readiness import Readiness
@@ -77,6 +76,6 @@ class ProviderServer:
 
     def readiness(self) -> Readiness:
         def probe() -> bool:
-            return httpx.get(f"{self.control_url}/_control/health", timeout=2).status_code == 200
+            return loopback.get(f"{self.control_url}/_control/health", timeout=2).status_code == 200
 
         return Readiness("provider", probe, self.process)

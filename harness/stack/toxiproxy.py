@@ -49,6 +49,7 @@ from typing import Any, Literal, NotRequired, Self, TypedDict
 
 import httpx
 
+from harness import loopback
 from harness.errors import HarnessError
 
 __all__ = [
@@ -313,7 +314,7 @@ class ToxiproxyClient:
         self.base_url = base_url.rstrip("/")
         self._retries = retries
         self._backoff_s = backoff_s
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout)
+        self._http = loopback.client(base_url=self.base_url, timeout=timeout)
 
     def __repr__(self) -> str:
         return f"ToxiproxyClient({self.base_url!r})"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
-
+from harness import loopback
 from harness.stack.ports import HOST
 from harness.stack.process import ManagedProcess
 from harness.stack.readiness import Readiness
@@ -25,6 +24,6 @@ class ToxiproxyServer:
 
     def readiness(self) -> Readiness:
         def probe() -> bool:
-            return httpx.get(f"{self.api_url}/version", timeout=2).status_code == 200
+            return loopback.get(f"{self.api_url}/version", timeout=2).status_code == 200
 
         return Readiness("toxiproxy", probe, self.process)

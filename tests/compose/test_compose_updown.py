@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.processes import run_down
+
 UP_DEADLINE_S = 900.0
 
 
@@ -87,14 +89,7 @@ def test_up_gives_a_stack_to_poke_and_down_leaves_nothing(
             check=True,
         )
         assert set(ps.stdout.split()) == parts
-        down = subprocess.run(
-            [sys.executable, "-m", "harness", "down"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
+        down = run_down(env, timeout_s=180)
         assert down.returncode == 0, down.stdout + down.stderr
         assert up.wait(timeout=120) == 0, log.read_text()[-3000:]
     finally:

@@ -18,6 +18,7 @@ from harness.stack.install import Installer
 from harness.stack.readiness import Readiness, wait_ready
 from harness.stack.reaper import tagged_pids
 from harness.stack.stack import StackConfig
+from tests.support.processes import alive, run_down
 
 pytestmark = pytest.mark.integration
 
@@ -26,14 +27,6 @@ CASE = "payment_idempotent-retry-worker_kill-after_commit"
 
 def _ppid(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()
 
 
 def test_a_run_attaches_to_up_and_down_ends_everything(tmp_path: Path) -> None:
@@ -86,17 +79,11 @@ def test_a_run_attaches_to_up_and_down_ends_everything(tmp_path: Path) -> None:
             stack.stop()
         pids = [*workers.values(), *state["pids"].values(), state["reaper_pid"]]
 
-        down = subprocess.run(
-            [sys.executable, "-m", "harness", "down"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        down = run_down(env, timeout_s=120)
         assert down.returncode == 0, down.stderr
         assert up.wait(timeout=60) == 0, up_log.read_text()[-3000:]
         for pid in pids:
-            assert pid is None or not _alive(pid), f"pid {pid} survived `down`"
+            assert pid is None or not alive(pid), f"pid {pid} survived `down`"
         assert tagged_pids(state["run_id"]) == []
         assert not (stack_dir / STATE_FILE).exists()
     finally:

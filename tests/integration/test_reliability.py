@@ -17,19 +17,9 @@ import pytest
 
 from harness.stack.readiness import Readiness, wait_ready
 from harness.stack.reaper import tagged_pids
+from tests.support.processes import alive
 
 pytestmark = pytest.mark.integration
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
 
 
 def listening_ports(pids: list[int]) -> set[int]:
@@ -106,7 +96,7 @@ def test_sigkill_of_the_owner_during_bring_up_leaves_nothing(tmp_path: Path, whe
         Readiness("the reaper swept the run", lambda: not tagged_pids(run_id)), deadline_s=30
     )
     # A killed process leaves /proc's environ before it is gone: wait for the pids too.
-    wait_ready(Readiness("no pid alive", lambda: not any(_alive(p) for p in pids)), 15)
+    wait_ready(Readiness("no pid alive", lambda: not any(alive(p) for p in pids)), 15)
     # A port of the run may be reused at once by anyone else: only its holder tells.
     assert [p for p in ports if port_open(p) and set(port_holders(p)) & set(pids)] == []
 

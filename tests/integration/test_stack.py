@@ -19,6 +19,7 @@ import pytest
 from harness.stack.readiness import Readiness, wait_ready
 from harness.stack.reaper import tagged_pids
 from harness.stack.stack import Stack
+from tests.support.processes import alive, run_down
 from tests.support.upstream import UpstreamState
 
 pytestmark = pytest.mark.integration
@@ -190,28 +191,14 @@ def test_up_and_down_leave_no_process_behind(tmp_path: Path) -> None:
         tagged = tagged_pids(state["run_id"])
         assert len(tagged) >= len(state["processes"]) - 1  # n8n's runners add more
         assert httpx.get(state["n8n_url"] + "/healthz", timeout=10).status_code == 200
-        down = subprocess.run(
-            [sys.executable, "-m", "harness", "down"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        down = run_down(env, timeout_s=120)
         assert down.returncode == 0, down.stderr
         up.wait(timeout=60)
         assert up.returncode == 0, up.stderr
         for pid in [*pids, *tagged]:
-            assert not _alive(pid), f"pid {pid} survived `down`"
+            assert not alive(pid), f"pid {pid} survived `down`"
         assert tagged_pids(state["run_id"]) == []
     finally:
         if up.poll() is None:
             up.kill()
             up.wait()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()

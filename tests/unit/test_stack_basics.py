@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
@@ -19,22 +18,13 @@ from harness.stack.readiness import Readiness, wait_ready
 from harness.stack.reaper import tagged_pids
 from harness.stack.run import RunContext
 from harness.stack.stack import StackConfig, _links
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead for our purposes.
-    status = Path(f"/proc/{pid}/status").read_text()
-    return "State:\tZ" not in status
+from tests.support.processes import alive
 
 
 def _wait_gone(pid: int, deadline_s: float = 10.0) -> bool:
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
-        if not _alive(pid):
+        if not alive(pid):
             return True
         time.sleep(0.05)
     return False

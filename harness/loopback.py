@@ -27,3 +27,8 @@ def get(url: str, **kwargs: Any) -> httpx.Response:
 
 def post(url: str, **kwargs: Any) -> httpx.Response:
     return request("POST", url, **kwargs)
+
+
+def answers_ok(url: str, timeout_s: float = 2.0) -> bool:
+    """A readiness probe: ``GET url`` answers 200 (a refused connection raises: not yet)."""
+    return get(url, timeout=timeout_s).status_code == 200

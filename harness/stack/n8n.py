@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -169,11 +170,7 @@ class N8nProcess:
 
     def readiness(self) -> Readiness:
         url = f"{self.base_url}/healthz/readiness"
-
-        def probe() -> bool:
-            return loopback.get(url, timeout=2).status_code == 200
-
-        return Readiness(self.name, probe, self.process)
+        return Readiness(self.name, partial(loopback.answers_ok, url), self.process)
 
     def start(self) -> None:
         self.process.start()

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 
 from fake_providers.payment import ProviderControl
 from harness import loopback
@@ -75,7 +76,5 @@ class ProviderServer:
             self.restore_ttl()
 
     def readiness(self) -> Readiness:
-        def probe() -> bool:
-            return loopback.get(f"{self.control_url}/_control/health", timeout=2).status_code == 200
-
-        return Readiness("provider", probe, self.process)
+        url = f"{self.control_url}/_control/health"
+        return Readiness("provider", partial(loopback.answers_ok, url), self.process)

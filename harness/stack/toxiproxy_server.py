@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from harness import loopback
@@ -23,7 +24,5 @@ class ToxiproxyServer:
         )
 
     def readiness(self) -> Readiness:
-        def probe() -> bool:
-            return loopback.get(f"{self.api_url}/version", timeout=2).status_code == 200
-
-        return Readiness("toxiproxy", probe, self.process)
+        url = f"{self.api_url}/version"
+        return Readiness("toxiproxy", partial(loopback.answers_ok, url), self.process)

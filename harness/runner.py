@@ -170,6 +170,8 @@ def run_case(
         evidence = collect(run, plan, point, settled)
         judgement = judge(evidence)
     _finish(record, run, evidence, judgement, log_marks)
+    if isinstance(failure, KeyboardInterrupt):
+        raise failure  # Ctrl-C ends the run, not just this case (its evidence is on disk)
     if failure is not None:
         raise CaseAborted(
             f"case {case.id} did not complete ({failure}); evidence kept in {record.path}"

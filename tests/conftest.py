@@ -3,7 +3,10 @@ for it, so the echo upstream the integration tests use is declared here for all 
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -19,3 +22,11 @@ def echo_upstream() -> Iterator[tuple[str, UpstreamState]]:
 @pytest.fixture(scope="session")
 def n8n_chaos_upstreams(echo_upstream: tuple[str, UpstreamState]) -> dict[str, str]:
     return {"echo": echo_upstream[0]}
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    # A unix socket path must stay under ~100 bytes; pytest's tmp_path can be longer.
+    path = Path(tempfile.mkdtemp(prefix="n8n-chaos-test-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

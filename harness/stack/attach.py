@@ -54,6 +54,7 @@ from harness.stack.run import RunContext, default_runs_root, new_run_id, point_l
 from harness.stack.stack import Stack, StackConfig
 from harness.stack.toxiproxy import ToxiproxyClient
 from harness.stack.toxiproxy_server import ToxiproxyServer
+from harness.warm import protocol as warm
 
 STATE_FILE = "attach.json"
 SOCKET_FILE = "attach.sock"
@@ -173,12 +174,13 @@ class _Server(socketserver.ThreadingUnixStreamServer):
         super().__init__(path, _Handler, bind_and_activate=False)
 
 
-def socket_path(run_dir: Path, run_id: str) -> Path:
-    """In the run dir when the path fits a unix socket address, else in the temp dir."""
-    path = run_dir / SOCKET_FILE
+def socket_path(run_dir: Path, run_id: str, name: str = SOCKET_FILE) -> Path:
+    """In the run dir when the path fits a unix socket address, else in the temp dir
+    (where the reaper finds it: ``harness.stack.reaper.remove_run_data``)."""
+    path = run_dir / name
     if len(str(path)) < _UNIX_PATH_MAX:
         return path
-    return Path(tempfile.gettempdir()) / f"n8n-chaos-{run_id}.sock"
+    return Path(tempfile.gettempdir()) / f"n8n-chaos-{run_id}-{name}"
 
 
 @dataclass
@@ -188,17 +190,21 @@ class Serving:
     server: _Server
     thread: threading.Thread
     files: list[Path]
+    runner: ManagedProcess | None = None
 
     def close(self) -> None:
         for path in self.files:  # first: nobody finds or attaches to a stack that is ending
             path.unlink(missing_ok=True)
+        if self.runner is not None:  # its runs end with it (one process group)
+            self.runner.stop(grace_s=5.0)
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(timeout=5)
 
 
 def serve(stack: Stack) -> Serving:
-    """Make the stack attachable: serve its process handles, write ``attach.json``."""
+    """Make the stack attachable: serve its process handles, start the warm runner
+    (harness.warm), write ``attach.json``."""
     if stack.owner is None or stack.ledger_credential_id is None:
         raise AttachError("the stack did not finish its setup (no owner account yet)")
     if getattr(stack.config, "backend", "native") != "native":
@@ -206,10 +212,22 @@ def serve(stack: Stack) -> Serving:
     run_dir = stack.run.run_dir
     sock = socket_path(run_dir, stack.run.run_id)
     serving = serve_processes(sock, ProcessOwner(stack.run.run_id, stack.processes))
+    runner_sock = socket_path(run_dir, stack.run.run_id, warm.SOCKET_FILE)
+    serving.runner = _warm_runner(stack, runner_sock)
+    serving.files.append(runner_sock)
     state = run_dir / STATE_FILE
-    _write_private(state, json.dumps(_state(stack, sock), indent=2) + "\n")
+    _write_private(state, json.dumps(_state(stack, sock, runner_sock), indent=2) + "\n")
     serving.files.insert(0, state)
     return serving
+
+
+def _warm_runner(stack: Stack, sock: Path) -> ManagedProcess:
+    """The preloaded interpreter that `run` hands one-case runs to; until it serves (about
+    a second of imports), a run starts in its own process as it would without it."""
+    argv = (sys.executable, "-m", "harness.warm.server", str(sock))
+    runner = stack.run.process("warm-runner", argv, dict(os.environ), cwd=Path.cwd())
+    runner.start()
+    return runner
 
 
 def serve_processes(sock: Path, owner: ProcessOwner) -> Serving:
@@ -230,7 +248,7 @@ def _write_private(path: Path, text: str) -> None:
         handle.write(text)
 
 
-def _state(stack: Stack, sock: Path) -> dict[str, Any]:
+def _state(stack: Stack, sock: Path, runner_sock: Path) -> dict[str, Any]:
     assert stack.owner is not None  # checked by serve
     provider = stack.provider
     return {
@@ -239,6 +257,7 @@ def _state(stack: Stack, sock: Path) -> dict[str, Any]:
         "owner_pid": os.getpid(),
         "reaper_pid": stack.run.reaper.pid,
         "socket": str(sock),
+        warm.STATE_KEY: str(runner_sock),
         "shape": config_shape(stack.config),
         "started_at": time.time(),
         "postgres": {

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +29,41 @@ CASE = "payment_idempotent-retry-worker_kill-after_commit"
 
 def _ppid(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _interrupt_a_run_mid_case(
+    runs: Path, env: dict[str, str], tmp_path: Path, stack_dir: Path
+) -> None:
+    """Ctrl-C of a run the warm runner took: the run ends as interrupted, with the case's
+    evidence on disk, and leaves the warm stack free (the checks after this attach to it)."""
+    before = set(runs.glob("*/attached.json"))
+    with (tmp_path / "interrupted.log").open("w") as out:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "harness", "run", "-k", CASE, "--alluredir", str(tmp_path)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+
+        def case_started() -> bool:
+            assert run.poll() is None, (tmp_path / "interrupted.log").read_text()[-3000:]
+            return any(
+                (p.parent / "cases" / CASE / "history.jsonl").exists()
+                for p in set(runs.glob("*/attached.json")) - before
+            )
+
+        wait_ready(Readiness("the interrupted case's start", case_started), deadline_s=120)
+        run.send_signal(signal.SIGINT)
+        assert run.wait(timeout=120) == 2, (tmp_path / "interrupted.log").read_text()[-3000:]
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    (own,) = [p.parent for p in set(runs.glob("*/attached.json")) - before]
+    assert (own / "cases" / CASE / "evidence.json").is_file()
+    runner_log = (stack_dir / "logs" / "warm-runner.log").read_text()
+    assert re.search(r"run (\d+): exit 2\n$", runner_log), runner_log
 
 
 def test_a_run_attaches_to_up_and_down_ends_everything(tmp_path: Path) -> None:
@@ -61,6 +98,10 @@ def test_a_run_attaches_to_up_and_down_ends_everything(tmp_path: Path) -> None:
         assert f"attached to the warm stack {state['run_id']}" in run.stdout
         own = [p.parent for p in runs.glob("*/attached.json") if not p.parent.is_symlink()]
         assert len(own) == 1 and (own[0] / "cases" / CASE / "evidence.json").is_file()
+        runner_log = (stack_dir / "logs" / "warm-runner.log").read_text()
+        assert re.search(rf"run (\d+): run -k {CASE} .*\nrun \1: exit 0", runner_log), runner_log
+
+        _interrupt_a_run_mid_case(runs, env, tmp_path, stack_dir)
 
         stack = attach(stack_dir, Installer().install(), StackConfig(runs_root=runs))
         try:

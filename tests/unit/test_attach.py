@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,14 +37,6 @@ class Registry:
 
     def ended(self, pgid: int) -> None:
         self.live.discard(pgid)
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    # A unix socket path must stay under ~100 bytes; pytest's tmp_path can be longer.
-    path = Path(tempfile.mkdtemp(prefix="attach-"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

@@ -1,0 +1,123 @@
+"""The client side: hand ``n8n-chaos run`` to the warm runner of a live ``up``.
+
+Stdlib only and no harness import beyond the protocol: the point is to start in a few
+milliseconds. Only runs that would attach are handed over (no ``--no-attach``, no second
+backend, one job); anything else, or no live runner, runs in this process as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+from types import FrameType
+
+from harness.warm.protocol import ACCEPTED, EXIT, INTERRUPT, STATE_KEY, STD_FDS, Request
+
+ATTACH_STATE = "attach.json"  # harness.stack.attach.STATE_FILE, not imported: it is heavy
+
+
+def forward(args: list[str]) -> int | None:
+    """The exit code of the command as the warm runner ran it; None when this process must
+    run it itself."""
+    if not args or args[0] != "run" or not _would_attach(args[1:]):
+        return None
+    for sock in _runner_sockets(args[1:]):
+        code = _run_at(sock, args)
+        if code is not None:
+            return code
+    return None
+
+
+def _would_attach(options: list[str]) -> bool:
+    """A conservative reading of `run`'s options (click parses them properly later)."""
+    for i, option in enumerate(options):
+        value = options[i + 1] if i + 1 < len(options) else ""
+        if option in ("--no-attach", "--help"):
+            return False
+        if option.startswith("--backend") and "native" not in (option + "=" + value):
+            return False
+        if option in ("-j", "--jobs") and value != "1":
+            return False
+        if option.startswith(("-j", "--jobs=")) and option not in ("-j", "-j1", "--jobs=1"):
+            return False
+    return True
+
+
+def _runner_sockets(options: list[str]) -> list[Path]:
+    """The named stack's runner (``--attach RUN_DIR``), else the live ones under the runs
+    folder, newest first (the run itself picks the stack the same way)."""
+    named = _option_value(options, "--attach")
+    if named is not None:
+        run_dirs = [Path(named)]
+    else:
+        root = Path(os.environ.get("N8N_CHAOS_RUNS", Path.cwd() / ".n8n-chaos" / "runs"))
+        run_dirs = [p.parent for p in root.glob(f"*/{ATTACH_STATE}") if not p.parent.is_symlink()]
+    found = []
+    for run_dir in run_dirs:
+        try:
+            state = json.loads((run_dir / ATTACH_STATE).read_text())
+            os.kill(int(state["owner_pid"]), 0)
+            found.append((float(state.get("started_at", 0)), Path(state[STATE_KEY])))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # gone, stale, or an `up` without a runner
+    return [sock for _, sock in sorted(found, reverse=True)]
+
+
+def _option_value(options: list[str], name: str) -> str | None:
+    for i, option in enumerate(options):
+        if option == name and i + 1 < len(options):
+            return options[i + 1]
+        if option.startswith(name + "="):
+            return option.split("=", 1)[1]
+    return None
+
+
+def _run_at(sock: Path, args: list[str]) -> int | None:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(str(sock))
+        socket.send_fds(conn, [b"\0"], list(STD_FDS))
+        conn.sendall(Request.of_this_process([sys.argv[0], *args]).line())
+        reader = conn.makefile("rb")
+        if not reader.readline().startswith(ACCEPTED.encode()):
+            return None  # refused (another Python or checkout): run here
+    except OSError:
+        conn.close()
+        return None
+    with conn, _interrupts_relayed(conn):
+        for line in reader:
+            if line.startswith(EXIT.encode()):
+                return int(line.split()[1])
+    print(
+        f"error: the warm runner ({sock}) ended before the run did: `n8n-chaos up` may have "
+        "stopped; see its warm-runner.log, or run with --no-attach",
+        file=sys.stderr,
+    )
+    return 2
+
+
+class _interrupts_relayed:  # used as a context manager, like a function
+    """Ctrl-C and SIGTERM of this process go to the run as INTERRUPT."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.previous: dict[int, object] = {}
+
+    def _relay(self, signum: int, frame: FrameType | None) -> None:
+        del signum, frame
+        try:
+            self.conn.sendall(f"{INTERRUPT}\n".encode())
+        except OSError:
+            raise KeyboardInterrupt from None
+
+    def __enter__(self) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            self.previous[signum] = signal.signal(signum, self._relay)
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]

@@ -157,7 +157,7 @@ def main() -> None:
         f"median exec/s: proxied {summary['proxied']}, direct {summary['direct']}"
         + (f"; Toxiproxy costs {overhead:.0%}" if overhead is not None else "")
     )
-    path = write_result(
+    written = write_result(
         "proxy_overhead",
         {
             "senders": args.senders,
@@ -167,7 +167,7 @@ def main() -> None:
             "runs": results,
         },
     )
-    print(f"written: {path}")
+    print(f"written: {written}")
 
 
 if __name__ == "__main__":

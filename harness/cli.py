@@ -250,6 +250,11 @@ def _serve_attach(stack: Stack) -> Serving | None:
         console.print(f"[yellow]runs cannot attach to this stack: {escape(str(exc))}[/]")
         return None
     console.print(how_to_attach(stack.run.run_dir))
+    if served.runner_error is not None:
+        console.print(
+            f"[yellow]no warm runner ({escape(served.runner_error)}): each run pays its own "
+            "start-up[/]"
+        )
     return served
 
 

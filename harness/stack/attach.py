@@ -191,6 +191,7 @@ class Serving:
     thread: threading.Thread
     files: list[Path]
     runner: ManagedProcess | None = None
+    runner_error: str | None = None  # why there is no warm runner
 
     def close(self) -> None:
         for path in self.files:  # first: nobody finds or attaches to a stack that is ending
@@ -213,20 +214,29 @@ def serve(stack: Stack) -> Serving:
     sock = socket_path(run_dir, stack.run.run_id)
     serving = serve_processes(sock, ProcessOwner(stack.run.run_id, stack.processes))
     runner_sock = socket_path(run_dir, stack.run.run_id, warm.SOCKET_FILE)
-    serving.runner = _warm_runner(stack, runner_sock)
-    serving.files.append(runner_sock)
+    try:
+        serving.runner = _warm_runner(stack, runner_sock)
+        serving.files.append(runner_sock)
+    except HarnessError as exc:  # runs still attach, each in its own process
+        serving.runner_error = str(exc)
     state = run_dir / STATE_FILE
-    _write_private(state, json.dumps(_state(stack, sock, runner_sock), indent=2) + "\n")
+    runner = runner_sock if serving.runner is not None else None
+    _write_private(state, json.dumps(_state(stack, sock, runner), indent=2) + "\n")
     serving.files.insert(0, state)
     return serving
 
 
 def _warm_runner(stack: Stack, sock: Path) -> ManagedProcess:
-    """The preloaded interpreter that `run` hands one-case runs to; until it serves (about
-    a second of imports), a run starts in its own process as it would without it."""
+    """The preloaded interpreter that `run` hands runs to (harness.warm), serving before
+    attach.json names it: a run started once `up` says so finds it."""
     argv = (sys.executable, "-m", "harness.warm.server", str(sock))
     runner = stack.run.process("warm-runner", argv, dict(os.environ), cwd=Path.cwd())
     runner.start()
+    try:
+        wait_ready(Readiness("the warm runner", sock.exists, runner), deadline_s=60)
+    except HarnessError:
+        runner.stop(grace_s=1.0)
+        raise
     return runner
 
 
@@ -248,7 +258,7 @@ def _write_private(path: Path, text: str) -> None:
         handle.write(text)
 
 
-def _state(stack: Stack, sock: Path, runner_sock: Path) -> dict[str, Any]:
+def _state(stack: Stack, sock: Path, runner_sock: Path | None) -> dict[str, Any]:
     assert stack.owner is not None  # checked by serve
     provider = stack.provider
     return {
@@ -257,7 +267,7 @@ def _state(stack: Stack, sock: Path, runner_sock: Path) -> dict[str, Any]:
         "owner_pid": os.getpid(),
         "reaper_pid": stack.run.reaper.pid,
         "socket": str(sock),
-        warm.STATE_KEY: str(runner_sock),
+        **({} if runner_sock is None else {warm.STATE_KEY: str(runner_sock)}),
         "shape": config_shape(stack.config),
         "started_at": time.time(),
         "postgres": {

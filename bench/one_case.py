@@ -36,15 +36,19 @@ CLI = str(Path(sys.executable).with_name("n8n-chaos"))
 IN_PROCESS = [sys.executable, "-c", "import sys; from harness.cli import main; main()"]
 
 
+def verdict_files(runs: Path) -> set[Path]:
+    return {p for p in runs.glob("*/verdicts.json") if not p.parent.is_symlink()}  # `latest`
+
+
 def timed(argv: list[str], runs: Path, env: dict[str, str]) -> dict[str, Any]:
-    before = set(runs.glob("*/verdicts.json"))
+    before = verdict_files(runs)
     load_before = load()
     started = time.monotonic()
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
     wall = time.monotonic() - started
     if done.returncode != 0:
         sys.exit(f"{' '.join(argv)} exited {done.returncode}:\n{done.stdout[-2000:]}{done.stderr}")
-    (verdicts,) = set(runs.glob("*/verdicts.json")) - before
+    (verdicts,) = verdict_files(runs) - before
     case_s = float(json.loads(verdicts.read_text())["cases"][0]["seconds"])
     return {
         "wall_s": round(wall, 2),

@@ -40,9 +40,12 @@ def _would_attach(options: list[str]) -> bool:
             return False
         if option.startswith("--backend") and "native" not in (option + "=" + value):
             return False
-        if option in ("-j", "--jobs") and value != "1":
+        # -j N: one stack per job; pytest's own -n N (xdist) passed through likewise.
+        if option in ("-j", "--jobs", "-n", "--numprocesses") and value not in ("0", "1"):
             return False
-        if option.startswith(("-j", "--jobs=")) and option not in ("-j", "-j1", "--jobs=1"):
+        if option.startswith(("-j", "--jobs=", "-n", "--numprocesses=")) and option not in (
+            ("-j", "-j1", "--jobs=1", "-n", "-n0", "-n1", "--numprocesses=0")
+        ):
             return False
     return True
 

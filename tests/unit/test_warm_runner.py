@@ -110,6 +110,8 @@ def test_another_python_is_refused(
         (["-j", "2"], False),
         (["-j2"], False),
         (["--jobs=3"], False),
+        (["-n", "2"], False),
+        (["-n", "0"], True),
         (["--backend", "compose"], False),
         (["--backend=compose"], False),
         (["--backend", "native"], True),

@@ -186,7 +186,12 @@ def up(
     backend: Literal["native", "compose"],
     n8n_image: str | None,
 ) -> None:
-    """Start a stack and keep it running until Ctrl-C or `n8n-chaos down`."""
+    """Start a stack and keep it running until Ctrl-C or `n8n-chaos down`.
+
+    `n8n-chaos run` from this folder then attaches to it (one case costs its own time plus
+    under a second: `up` keeps a warm runner with pytest and the harness imported, and each
+    run is forked from it); see README, "At your desk".
+    """
     try:
         config = StackConfig(
             workers=workers,

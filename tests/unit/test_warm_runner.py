@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.stack.process import child_setup
 from harness.stack.readiness import Readiness, wait_ready
 from harness.warm import client, server
 from harness.warm.protocol import STATE_KEY
@@ -36,6 +37,7 @@ def runner() -> Iterator[tuple[Path, Path]]:
             [sys.executable, "-m", "harness.warm.server", str(sock)],
             stdout=log,
             stderr=subprocess.STDOUT,
+            preexec_fn=child_setup(None),  # dies with this pytest, even a SIGKILLed one
         )
     try:
 

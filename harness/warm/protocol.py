@@ -37,9 +37,12 @@ class Request:
     executable: str
     harness_dir: str
     encoding: str
+    umask: int
 
     @classmethod
     def of_this_process(cls, argv: list[str]) -> Request:
+        umask = os.umask(0o077)  # read it (the only way is to set it), then put it back
+        os.umask(umask)
         return cls(
             argv=argv,
             cwd=os.getcwd(),
@@ -47,6 +50,7 @@ class Request:
             executable=sys.executable,
             harness_dir=harness_dir(),
             encoding=sys.stdout.encoding or "utf-8",
+            umask=umask,
         )
 
     def line(self) -> bytes:

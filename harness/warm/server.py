@@ -132,6 +132,7 @@ def run_here(request: Request, fds: list[int], reader: BinaryIO) -> int:
     # faulthandler and pytest's capture look at the originals.
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr  # type: ignore[misc]
     os.chdir(request.cwd)
+    os.umask(request.umask)  # evidence files get the client's permissions
     os.environ.clear()
     os.environ.update(request.env)
     tempfile.tempdir = None  # found again from the client's TMPDIR

@@ -20,7 +20,7 @@ import pytest
 from harness.stack.process import child_setup
 from harness.stack.readiness import Readiness, wait_ready
 from harness.warm import client, server
-from harness.warm.protocol import STATE_KEY
+from harness.warm.protocol import STATE_KEY, Request
 
 CLIENT = "import sys; from pathlib import Path; from harness.warm.client import _run_at; " + (
     "code = _run_at(Path(sys.argv[1]), sys.argv[2:]); sys.exit(99 if code is None else code)"
@@ -92,6 +92,15 @@ def test_the_run_has_the_clients_folder_environment_and_exit_code(
     missing = _client(runner[0], "show", "nope", cwd=tmp_path, env=env)
     assert missing.returncode == 2
     assert f"no case 'nope' under {tmp_path / 'elsewhere'}" in missing.stderr
+
+
+def test_the_request_carries_the_clients_umask() -> None:
+    before = os.umask(0o027)
+    try:
+        assert Request.of_this_process(["n8n-chaos"]).umask == 0o027
+        assert os.umask(0o027) == 0o027  # left as it was
+    finally:
+        os.umask(before)
 
 
 def test_another_python_is_refused(

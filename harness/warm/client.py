@@ -1,8 +1,9 @@
 """The client side: hand ``n8n-chaos run`` to the warm runner of a live ``up``.
 
-Stdlib only and no harness import beyond the protocol: the point is to start in a few
-milliseconds. Only runs that would attach are handed over (no ``--no-attach``, no second
-backend, one job); anything else, or no live runner, runs in this process as before.
+Light imports only (the protocol, the runs folder's default; not the attach module with
+its database driver): the point is to start in a few milliseconds. Only runs that would
+attach are handed over (no ``--no-attach``, no second backend, one job); anything else, or
+no live runner, runs in this process as before.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 from types import FrameType
 
+from harness.stack.run import default_runs_root
 from harness.warm.protocol import ACCEPTED, EXIT, INTERRUPT, STATE_KEY, STD_FDS, Request
 
 ATTACH_STATE = "attach.json"  # harness.stack.attach.STATE_FILE, not imported: it is heavy
@@ -35,19 +37,25 @@ def forward(args: list[str]) -> int | None:
 def _would_attach(options: list[str]) -> bool:
     """A conservative reading of `run`'s options (click parses them properly later)."""
     for i, option in enumerate(options):
-        value = options[i + 1] if i + 1 < len(options) else ""
-        if option in ("--no-attach", "--help"):
+        name, value = _name_and_value(option, options[i + 1] if i + 1 < len(options) else "")
+        if name in ("--no-attach", "--help"):
             return False
-        if option.startswith("--backend") and "native" not in (option + "=" + value):
+        if name == "--backend" and value != "native":
             return False
         # -j N: one stack per job; pytest's own -n N (xdist) passed through likewise.
-        if option in ("-j", "--jobs", "-n", "--numprocesses") and value not in ("0", "1"):
-            return False
-        if option.startswith(("-j", "--jobs=", "-n", "--numprocesses=")) and option not in (
-            ("-j", "-j1", "--jobs=1", "-n", "-n0", "-n1", "--numprocesses=0")
-        ):
+        if name in ("-j", "--jobs", "-n", "--numprocesses") and value not in ("0", "1"):
             return False
     return True
+
+
+def _name_and_value(option: str, following: str) -> tuple[str, str]:
+    """``--name=value``, ``-jN``/``-nN``, or the name with the argument that follows it."""
+    if option.startswith("--"):
+        name, equals, value = option.partition("=")
+        return name, value if equals else following
+    if option[:2] in ("-j", "-n") and len(option) > 2:
+        return option[:2], option[2:]
+    return option, following
 
 
 def _runner_sockets(options: list[str]) -> list[Path]:
@@ -57,7 +65,7 @@ def _runner_sockets(options: list[str]) -> list[Path]:
     if named is not None:
         run_dirs = [Path(named)]
     else:
-        root = Path(os.environ.get("N8N_CHAOS_RUNS", Path.cwd() / ".n8n-chaos" / "runs"))
+        root = default_runs_root()
         run_dirs = [p.parent for p in root.glob(f"*/{ATTACH_STATE}") if not p.parent.is_symlink()]
     found = []
     for run_dir in run_dirs:

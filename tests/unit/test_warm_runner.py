@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.stack.attach import STATE_FILE
 from harness.stack.process import child_setup
 from harness.stack.readiness import Readiness, wait_ready
 from harness.warm import client, server
@@ -147,6 +148,7 @@ def test_only_a_live_ups_runner_is_used(tmp_path: Path, monkeypatch: pytest.Monk
     (tmp_path / "no-runner" / "attach.json").write_text(json.dumps({"owner_pid": os.getpid()}))
     assert client._runner_sockets([]) == [Path("/s/new.sock"), Path("/s/old.sock")]
     assert client._runner_sockets(["--attach", str(tmp_path / "old")]) == [Path("/s/old.sock")]
+    assert client.ATTACH_STATE == STATE_FILE  # the client names it without importing attach
 
 
 def test_no_pytest_plugin_module_is_preloaded() -> None:

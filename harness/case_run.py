@@ -1,7 +1,8 @@
 """One case while it runs: the world the plug-ins act on (stack, fault, sender, journal).
 
-Delivery plans, faults and crash points only see a ``CaseRun``; the runner creates it, drives
-the phases and turns what was observed into evidence. Every wait here has a deadline; an
+``CaseRun`` implements ``harness.contract.CaseWorld``, the narrow view delivery plans and
+crash points get (faults get ``FaultContext``); the runner creates it, drives the phases and
+turns what was observed into evidence. Every wait here has a deadline; an
 expired one is written to the journal (``deadline.expired``) and returned to the caller.
 """
 
@@ -9,23 +10,27 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import psycopg
 import redis
 
+from harness.errors import SetupError, WindowNotOpened
 from harness.faults import Fault, FaultContext
 from harness.journal import Journal
 from harness.settle import Activity, Settler, SettleResult, bull_execution_ids, latest_activity
 from harness.workload import BackgroundDelivery, DeliveryAttempt, History, Sender, SenderPolicy
 
 if TYPE_CHECKING:
+    from fake_providers.payment import ProviderControl
     from harness.cases import Case
     from harness.deployment import Deployment
     from harness.manifest import WorkflowUnderTest
     from harness.stack.stack import Stack
+    from harness.stack.toxiproxy import Proxy
 
 HEAL_DEADLINE_S = 240.0  # a heal may restart every n8n process
 POLL_S = 0.1
@@ -44,6 +49,8 @@ class CaseRun:
     history: History = field(default_factory=History)
     started_at: float = field(default_factory=time.time)
     known_executions: set[str] = field(default_factory=set)
+    # Deliveries sent with another payload than the original event (the oracle's "changed").
+    changed_deliveries: set[str] = field(default_factory=set)
     _heal_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _timed_heal: threading.Timer | None = field(default=None, repr=False)
     _timed_heal_done: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -54,6 +61,35 @@ class CaseRun:
             self.stack, self.journal, self.key, effect=str(self.workflow.effect.provider_effect)
         )
 
+    # -- what plug-ins may read --------------------------------------------------------
+    @property
+    def effect(self) -> str:
+        return self.ctx.effect
+
+    @property
+    def provider(self) -> ProviderControl:
+        return self.stack.require_provider().control
+
+    @property
+    def ledger_dsn(self) -> str:
+        return self.stack.ledger_dsn
+
+    def proxy(self, name: str) -> Proxy:
+        return self.stack.proxies[name]
+
+    @contextmanager
+    def keys_expired(self) -> Iterator[None]:
+        with self.stack.require_provider().keys_expired():
+            yield
+
+    def retry_execution(self, execution_id: str) -> Mapping[str, Any]:
+        if self.stack.api is None:
+            raise SetupError("n8n's public API is not set up on this stack")
+        return self.stack.api.retry_execution(execution_id)
+
+    def attempts(self, delivery: str | None = None) -> list[DeliveryAttempt]:
+        return [a for a in self.history.attempts if delivery is None or a.delivery == delivery]
+
     # -- the sender ------------------------------------------------------------------
     @property
     def webhook_url(self) -> str:
@@ -61,13 +97,16 @@ class CaseRun:
         assert url is not None, "a workflow under test is triggered by its webhook"
         return url
 
-    def sender(self, retry: bool = True) -> Sender:
+    def sender(self, retry: bool = True, attempt_timeout_s: float | None = None) -> Sender:
         request = self.workflow.render_request(self.key, f"evt-{self.key}")
+        policy = SenderPolicy(retry=retry)
+        if attempt_timeout_s is not None:
+            policy = SenderPolicy(retry=retry, attempt_timeout_s=attempt_timeout_s)
         return Sender(
             self.webhook_url,
             self.workflow.method,
             self.history,
-            SenderPolicy(retry=retry),
+            policy,
             headers=request.headers,
             query=request.query,
         )
@@ -86,19 +125,33 @@ class CaseRun:
     def deliver(
         self, body: dict[str, Any] | None = None, delivery: str = "d1", retry: bool = True
     ) -> DeliveryAttempt:
+        if body is not None and body != self.body:
+            self.changed_deliveries.add(delivery)
         return self.sender(retry).deliver(
             self.body if body is None else body, delivery, before_retry=self.heal_before_retry
         )
 
-    def start_delivery(self, retry: bool = True) -> BackgroundDelivery:
-        sender = self.sender(retry)
+    def start_delivery(
+        self, retry: bool = True, attempt_timeout_s: float | None = None
+    ) -> BackgroundDelivery:
+        sender = self.sender(retry, attempt_timeout_s)
         return BackgroundDelivery(
             lambda: sender.deliver(self.body, before_retry=self.heal_before_retry)
         )
 
+    def start_concurrent(self, copies: int) -> BackgroundDelivery:
+        sender = self.sender()
+        return BackgroundDelivery(lambda: sender.deliver_concurrently(self.body, copies))
+
     # -- the fault -------------------------------------------------------------------
     def inject(self) -> None:
-        self.fault.inject(self.ctx)
+        try:
+            self.fault.inject(self.ctx)
+        except WindowNotOpened as exc:
+            # Not a harness error: the case is judged on what happened, with no proof that
+            # the fault landed (a violation the ground truth shows still outranks that).
+            self.journal.record("window.not_opened", self.fault.name, reason=str(exc))
+            return
         if self.fault.duration_s is not None:
             self._timed_heal = threading.Timer(self.fault.duration_s, self._heal_on_timer)
             self._timed_heal.daemon = True

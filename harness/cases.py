@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
+from harness.contract import WORKFLOW_CAPABILITIES
 from harness.crashpoints import CRASHPOINTS, CrashPoint
 from harness.deliveries import DELIVERIES, DeliveryPlan
 from harness.errors import ConfigError
 from harness.faults import FAULTS, Fault
 from harness.manifest import Promise, WorkflowUnderTest
 from harness.oracle import Verdict
+from harness.registry import Registry
 
 PASS = frozenset({Verdict.PASS})
 CAUGHT = frozenset({Verdict.DUPLICATE, Verdict.LOST})
@@ -42,14 +45,13 @@ class Scenario:
     # The answer may be lost after the commit, depending on timing n8n does not control
     # (e.g. work finishing while main reconnects to Redis): a naive workflow may be caught.
     may_catch_naive: bool = False
+    # The control case: nothing breaks and the plain sender sends (PASS for any promise).
+    is_control: bool = False
+    baseline: bool = False  # the plain sender's cases come first
 
     @property
     def id(self) -> str:
         return f"{self.delivery}-{self.fault}-{self.crashpoint}"
-
-    @property
-    def is_control(self) -> bool:
-        return self.fault == "no_fault" and self.delivery == "retry"
 
 
 @dataclass(frozen=True)
@@ -79,18 +81,57 @@ class Case:
 
 
 def pairs(plan: DeliveryPlan, fault: Fault, crashpoint: CrashPoint) -> bool:
-    """Whether the three plug-ins accept each other (each says so on its class)."""
-    if crashpoint.name not in fault.crashpoints:
+    """Whether the three plug-ins accept each other, by the traits each declares."""
+    if not fault.needs_window <= crashpoint.offers or not fault.needs_plan <= plan.offers:
         return False
-    if fault.deliveries is not None:
-        return plan.name in fault.deliveries
-    if plan.faults is None:
+    if plan.accepts is None:
         return True
-    return fault.name in plan.faults or f"{fault.name}:{crashpoint.name}" in plan.faults
+    offered = fault.offers | crashpoint.offers
+    return any(wanted <= offered for wanted in plan.accepts)
+
+
+def check_pairings() -> None:
+    """Every trait a plug-in names is offered by some registered plug-in, and every workflow
+    need is a known capability: a misspelt trait would silently drop cases."""
+    offered = {
+        "fault": {t for f in map(FAULTS.create, FAULTS.names()) for t in f.offers},
+        "crash point": {t for p in map(CRASHPOINTS.create, CRASHPOINTS.names()) for t in p.offers},
+        "delivery plan": {t for d in map(DELIVERIES.create, DELIVERIES.names()) for t in d.offers},
+    }
+    window = offered["fault"] | offered["crash point"]
+    for name in FAULTS.names():
+        fault = FAULTS.create(name)
+        _known(FAULTS, name, "needs_window", fault.needs_window, offered["crash point"])
+        _known(FAULTS, name, "needs_plan", fault.needs_plan, offered["delivery plan"])
+        _known(FAULTS, name, "needs", fault.needs, WORKFLOW_CAPABILITIES)
+    for name in CRASHPOINTS.names():
+        _known(CRASHPOINTS, name, "needs", CRASHPOINTS.create(name).needs, WORKFLOW_CAPABILITIES)
+    for name in DELIVERIES.names():
+        plan = DELIVERIES.create(name)
+        for wanted in plan.accepts or ():
+            _known(DELIVERIES, name, "accepts", wanted, window)
+        _known(DELIVERIES, name, "needs", plan.needs, WORKFLOW_CAPABILITIES)
+
+
+def _known(
+    registry: Registry[Any],
+    name: str,
+    field: str,
+    named: frozenset[str],
+    known: set[str] | frozenset[str],
+) -> None:
+    unknown = sorted(named - known)
+    if unknown:
+        raise ConfigError(
+            f"{registry.origin(name)}: {registry.kind} {name!r} field {field!r} names "
+            f"{', '.join(map(repr, unknown))}, which no registered plug-in offers; "
+            f"known: {', '.join(sorted(known))}"
+        )
 
 
 def scenarios() -> list[Scenario]:
     """Every pairing the registered plug-ins accept, in a stable order."""
+    check_pairings()
     found = []
     for plan_name, fault_name, point_name in itertools.product(
         DELIVERIES.names(), FAULTS.names(), CRASHPOINTS.names()
@@ -100,6 +141,7 @@ def scenarios() -> list[Scenario]:
         point = CRASHPOINTS.create(point_name)
         if not pairs(plan, fault, point):
             continue
+        baseline = "baseline" in plan.offers
         found.append(
             Scenario(
                 delivery=plan_name,
@@ -110,14 +152,17 @@ def scenarios() -> list[Scenario]:
                 catches_naive=plan.resends or (fault.loses_answer and point.after_effect),
                 effect_possible=fault.effect_possible,
                 may_catch_naive=fault.may_lose_answer and point.after_effect,
+                is_control=baseline and "quiet" in fault.offers,
+                baseline=baseline,
             )
         )
-    # The control case first, then by delivery plan (retry first), fault, crash point.
-    return sorted(found, key=lambda s: (not s.is_control, s.delivery != "retry", s.id))
+    # The control case first, then the plain sender's cases, then by plan, fault, crash point.
+    return sorted(found, key=lambda s: (not s.is_control, not s.baseline, s.id))
 
 
 def capabilities(workflow: WorkflowUnderTest, workers: int = 2) -> frozenset[str]:
-    """What a workflow (on a stack with ``workers`` workers) offers the plug-ins' needs."""
+    """What a workflow (on a stack with ``workers`` workers) offers the plug-ins' needs
+    (each one of ``harness.contract.WORKFLOW_CAPABILITIES``)."""
     offered = set()
     if workflow.ledger_state_query is not None:
         offered.add("ledger")

@@ -7,7 +7,8 @@
     │   ├── PortInUse          a port we were told to use is taken
     │   ├── ServiceExited      the process died while we waited for it
     │   └── ServiceStartTimeout  not ready before the deadline
-    └── SetupError             n8n answered, but headless setup (owner, key, workflow) failed
+    ├── SetupError             n8n answered, but headless setup (owner, key, workflow) failed
+    └── WindowNotOpened        a fault found no target: its crash point's window never opened
 
 Every message says what went wrong and what to do about it. Errors of third-party
 libraries are wrapped with ``raise X(...) from exc`` where the harness calls them.
@@ -54,3 +55,8 @@ class ServiceExited(ServiceError):
 
 class ServiceStartTimeout(ServiceError):
     """The process did not become ready before its deadline."""
+
+
+class WindowNotOpened(HarnessError):
+    """A fault found nothing to strike (no worker ran the case's execution): the case's
+    window never opened. Not a harness failure: the case is judged on what happened."""

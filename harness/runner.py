@@ -25,7 +25,6 @@ from harness import loopback
 from harness.case_run import CaseRun
 from harness.crashpoints import CrashPoint, get_crashpoint
 from harness.deliveries import DeliveryPlan, get_delivery
-from harness.deliveries.changed_payload import CHANGED
 from harness.errors import HarnessError
 from harness.faults import get_fault
 from harness.oracle import (
@@ -284,7 +283,7 @@ def collect(run: CaseRun, plan: DeliveryPlan, point: CrashPoint, settled: Settle
                 a.outcome,
                 a.status,
                 _effect_id(a, wut),
-                changed_payload=a.delivery == CHANGED,
+                changed_payload=a.delivery in run.changed_deliveries,
             )
             for a in run.history.attempts
         ],

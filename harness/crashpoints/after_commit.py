@@ -19,7 +19,7 @@ from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.crashpoints.base import Window, committed_and_running, hold_at, register
 
 if TYPE_CHECKING:
-    from harness.case_run import CaseRun
+    from harness.contract import CaseWorld
     from harness.workload import BackgroundDelivery
 
 RELEASE_AFTER_S = 9.0
@@ -28,16 +28,18 @@ RELEASE_CONFIRM_S = 10.0
 
 @register("after_commit")
 class AfterCommit(Window):
-    name = "after_commit"
+    # The committed answer is held while the fault strikes: where process kills, freezes and
+    # link outages are judged.
+    offers = frozenset({"in_flight", "committed", "response_held"})
 
     def __init__(self) -> None:
         super().__init__()
         self.barrier: Barrier | None = None
 
-    def arm(self, run: CaseRun) -> None:
+    def arm(self, run: CaseWorld) -> None:
         self.barrier = hold_at(run, ProviderPoint.COMMITTED)
 
-    def strike(self, run: CaseRun, delivery: BackgroundDelivery) -> None:
+    def strike(self, run: CaseWorld, delivery: BackgroundDelivery) -> None:
         barrier = self.barrier
         assert barrier is not None
         reached, _ = committed_and_running(run, barrier, delivery)
@@ -72,6 +74,6 @@ class AfterCommit(Window):
                 f"{struck:.3f}"
             )
 
-    def disarm(self, run: CaseRun) -> None:
+    def disarm(self, run: CaseWorld) -> None:
         if self.barrier is not None:
             self.barrier.release()

@@ -17,7 +17,7 @@ from harness.crashpoints.base import Window, committed_and_running, hold_at, reg
 from harness.stack.toxiproxy import Proxy
 
 if TYPE_CHECKING:
-    from harness.case_run import CaseRun
+    from harness.contract import CaseWorld
     from harness.workload import BackgroundDelivery
 
 TOXIC = "hold_write"
@@ -25,7 +25,7 @@ TOXIC = "hold_write"
 
 @register("after_response")
 class AfterResponse(Window):
-    name = "after_response"
+    offers = frozenset({"in_flight", "committed"})
 
     def __init__(self) -> None:
         super().__init__()
@@ -33,19 +33,17 @@ class AfterResponse(Window):
         self.responded: Barrier | None = None
         self.held: list[Proxy] = []
 
-    def arm(self, run: CaseRun) -> None:
+    def arm(self, run: CaseWorld) -> None:
         self.committed = hold_at(run, ProviderPoint.COMMITTED)
         self.responded = hold_at(run, ProviderPoint.RESPONDED)
 
-    def strike(self, run: CaseRun, delivery: BackgroundDelivery) -> None:
+    def strike(self, run: CaseWorld, delivery: BackgroundDelivery) -> None:
         committed, responded = self.committed, self.responded
         assert committed is not None and responded is not None
         _, worker = committed_and_running(run, committed, delivery)
         if worker is None:
             return
-        self.held = [
-            run.stack.proxies[name] for name in (f"worker{worker}_postgres", "ledger_postgres")
-        ]
+        self.held = [run.proxy(name) for name in (f"worker{worker}_postgres", "ledger_postgres")]
         for proxy in self.held:
             proxy.add_toxic("timeout", stream="upstream", name=TOXIC, timeout=0)
         committed.release()
@@ -68,7 +66,7 @@ class AfterResponse(Window):
                 f"({struck:.3f})"
             )
 
-    def disarm(self, run: CaseRun) -> None:
+    def disarm(self, run: CaseWorld) -> None:
         del run
         for barrier in (self.committed, self.responded):
             if barrier is not None:

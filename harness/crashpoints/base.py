@@ -20,7 +20,7 @@ from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.registry import Registry
 
 if TYPE_CHECKING:
-    from harness.case_run import CaseRun
+    from harness.contract import CaseWorld
     from harness.workload import BackgroundDelivery
 
 REACH_S = 60.0  # how long the effect request may take to open the window
@@ -28,17 +28,18 @@ HOLD_S = 90.0  # the provider's own hold limit: far beyond any strike, so it nev
 
 
 class CrashPoint(Protocol):
-    name: ClassVar[str]
+    name: str  # given by the registry
+    offers: ClassVar[frozenset[str]]  # traits of the window (see harness.contract)
     needs: ClassVar[frozenset[str]]
     # The window lies after the provider committed (where a workflow that promises nothing
     # breaks once the sender's answer is lost and the event comes again).
     after_effect: ClassVar[bool]
 
-    def arm(self, run: CaseRun) -> None: ...
+    def arm(self, run: CaseWorld) -> None: ...
 
-    def strike(self, run: CaseRun, delivery: BackgroundDelivery) -> None: ...
+    def strike(self, run: CaseWorld, delivery: BackgroundDelivery) -> None: ...
 
-    def disarm(self, run: CaseRun) -> None: ...
+    def disarm(self, run: CaseWorld) -> None: ...
 
     def proof(self) -> str | None: ...
 
@@ -46,34 +47,35 @@ class CrashPoint(Protocol):
 class Window:
     """Defaults and the proof slot shared by the crash points."""
 
-    name: ClassVar[str] = ""
+    name: str = ""
+    # The windows around the effect request; ``none`` offers ``planted`` instead.
+    offers: ClassVar[frozenset[str]] = frozenset({"in_flight"})
     needs: ClassVar[frozenset[str]] = frozenset()
     after_effect: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self.fact: str | None = None
 
-    def arm(self, run: CaseRun) -> None:
+    def arm(self, run: CaseWorld) -> None:
         del run
 
-    def strike(self, run: CaseRun, delivery: BackgroundDelivery) -> None:
+    def strike(self, run: CaseWorld, delivery: BackgroundDelivery) -> None:
         del run, delivery
 
-    def disarm(self, run: CaseRun) -> None:
+    def disarm(self, run: CaseWorld) -> None:
         del run
 
     def proof(self) -> str | None:
         return self.fact
 
 
-def hold_at(run: CaseRun, point: ProviderPoint) -> Barrier:
+def hold_at(run: CaseWorld, point: ProviderPoint) -> Barrier:
     """Arm a provider barrier for the case's reference (its hold outlasts any strike)."""
-    control = run.stack.require_provider().control
-    return control.arm_barrier(None, point, HOLD_S, reference=run.key)
+    return run.provider.arm_barrier(None, point, HOLD_S, reference=run.key)
 
 
 def committed_and_running(
-    run: CaseRun, committed: Barrier, delivery: BackgroundDelivery
+    run: CaseWorld, committed: Barrier, delivery: BackgroundDelivery
 ) -> tuple[bool, int | None]:
     """Wait until the effect is committed and held at ``committed``, then find the worker
     running the execution: (reached, worker). Gives up (journaled) when the workflow's work

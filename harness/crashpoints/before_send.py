@@ -22,7 +22,7 @@ from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.crashpoints.base import REACH_S, Window, hold_at, register
 
 if TYPE_CHECKING:
-    from harness.case_run import CaseRun
+    from harness.contract import CaseWorld
     from harness.workload import BackgroundDelivery
 
 REFUSED_S = 10.0  # how long the released request may take to end
@@ -30,7 +30,6 @@ REFUSED_S = 10.0  # how long the released request may take to end
 
 @register("before_send")
 class BeforeSend(Window):
-    name = "before_send"
     after_effect = False
 
     def __init__(self) -> None:
@@ -39,17 +38,17 @@ class BeforeSend(Window):
         self.rule: str | None = None
         self.struck: float | None = None
 
-    def arm(self, run: CaseRun) -> None:
-        control = run.stack.require_provider().control
+    def arm(self, run: CaseWorld) -> None:
+        control = run.provider
         self.rule = control.add_fault(
             FaultKind.ERROR_BEFORE_COMMIT,
             reference_prefix=run.key,
-            effect=run.ctx.effect,
+            effect=run.effect,
             attempts=(1,),
         ).id
         self.barrier = hold_at(run, ProviderPoint.RECEIVED)
 
-    def strike(self, run: CaseRun, delivery: BackgroundDelivery) -> None:
+    def strike(self, run: CaseWorld, delivery: BackgroundDelivery) -> None:
         barrier = self.barrier
         assert barrier is not None
         over = lambda: run.work_over(delivery)  # noqa: E731
@@ -65,8 +64,8 @@ class BeforeSend(Window):
         self.struck = time.time()
         run.inject()
 
-    def disarm(self, run: CaseRun) -> None:
-        control = run.stack.require_provider().control
+    def disarm(self, run: CaseWorld) -> None:
+        control = run.provider
         if self.barrier is not None:
             self.barrier.release()
             attempt_id = self.barrier.info().attempt_id
@@ -81,14 +80,10 @@ class BeforeSend(Window):
             with suppress(ControlRequestRejected):  # already cleared by a reset
                 control.remove_fault(self.rule)
 
-    def _prove(self, run: CaseRun, attempt_id: int) -> None:
+    def _prove(self, run: CaseWorld, attempt_id: int) -> None:
         info = self.barrier.info() if self.barrier is not None else None
         attempt = next(
-            (
-                a
-                for a in run.stack.require_provider().control.attempts(reference=run.key)
-                if a.id == attempt_id
-            ),
+            (a for a in run.provider.attempts(reference=run.key) if a.id == attempt_id),
             None,
         )
         if (
@@ -108,6 +103,6 @@ class BeforeSend(Window):
             )
 
 
-def _ended(run: CaseRun, attempt_id: int) -> bool:
-    attempts = run.stack.require_provider().control.attempts(reference=run.key)
+def _ended(run: CaseWorld, attempt_id: int) -> bool:
+    attempts = run.provider.attempts(reference=run.key)
     return any(a.id == attempt_id and str(a.outcome) != "in_flight" for a in attempts)

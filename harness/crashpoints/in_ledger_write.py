@@ -25,7 +25,7 @@ from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.crashpoints.base import Window, committed_and_running, hold_at, register
 
 if TYPE_CHECKING:
-    from harness.case_run import CaseRun
+    from harness.contract import CaseWorld
     from harness.workload import BackgroundDelivery
 
 BLOCKED_QUERY = """
@@ -37,7 +37,7 @@ WRITE_WAIT_S = 30.0
 
 @register("in_ledger_write")
 class InLedgerWrite(Window):
-    name = "in_ledger_write"
+    offers = frozenset({"in_flight", "committed"})
     needs = frozenset({"ledger"})
 
     def __init__(self) -> None:
@@ -45,16 +45,16 @@ class InLedgerWrite(Window):
         self.barrier: Barrier | None = None
         self.lock: psycopg.Connection[tuple[object, ...]] | None = None
 
-    def arm(self, run: CaseRun) -> None:
+    def arm(self, run: CaseWorld) -> None:
         self.barrier = hold_at(run, ProviderPoint.COMMITTED)
 
-    def strike(self, run: CaseRun, delivery: BackgroundDelivery) -> None:
+    def strike(self, run: CaseWorld, delivery: BackgroundDelivery) -> None:
         barrier = self.barrier
         assert barrier is not None
         _, worker = committed_and_running(run, barrier, delivery)
         if worker is None:
             return
-        self.lock = lock = psycopg.connect(run.stack.ledger_dsn)
+        self.lock = lock = psycopg.connect(run.ledger_dsn)
         tables = [
             sql.Identifier(schema, name)
             for schema, name in lock.execute(
@@ -70,7 +70,7 @@ class InLedgerWrite(Window):
         blocked: list[tuple[object, ...]] = []
 
         def write_blocked() -> bool:
-            with psycopg.connect(run.stack.ledger_dsn) as conn:
+            with psycopg.connect(run.ledger_dsn) as conn:
                 blocked[:] = conn.execute(BLOCKED_QUERY, (holder,)).fetchall()
             return bool(blocked)
 
@@ -86,7 +86,7 @@ class InLedgerWrite(Window):
         # The write dies with the worker: without this, Postgres would run the queued
         # statement once the lock is gone (a backend waiting on a lock never notices that
         # its client died), and the case would be "the write landed after all".
-        with psycopg.connect(run.stack.ledger_dsn, autocommit=True) as conn:
+        with psycopg.connect(run.ledger_dsn, autocommit=True) as conn:
             ended = [
                 pid
                 for (pid, _) in blocked
@@ -99,7 +99,7 @@ class InLedgerWrite(Window):
             f"{ended} ended with the worker, so the write never committed"
         )
 
-    def disarm(self, run: CaseRun) -> None:
+    def disarm(self, run: CaseWorld) -> None:
         del run
         if self.barrier is not None:
             self.barrier.release()

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 from harness.crashpoints.base import Window, register
 
 if TYPE_CHECKING:
-    from harness.case_run import CaseRun
+    from harness.contract import CaseWorld
 
 
 @register("none")
 class NoWindow(Window):
-    name = "none"
+    offers = frozenset({"planted"})
 
-    def arm(self, run: CaseRun) -> None:
+    def arm(self, run: CaseWorld) -> None:
         run.inject()
         self.fact = "the fault was in place before the delivery"

@@ -8,9 +8,11 @@ A plan acts at two moments:
 ``proof()`` names the fact that shows the plan did what its name says (e.g. the concurrent
 copies' executions overlapped in n8n's own rows), or None.
 
-What a plan pairs with is data on the class: ``faults`` lists the faults (``name`` or
-``name:crashpoint``) it runs with (None: every fault that does not ask for its own plans),
-``needs`` what it needs from the workflow, ``resends`` whether the same event arrives again
+What a plan pairs with is data on the class, as traits (see ``harness.contract``): what it
+``offers`` (``baseline``, ``no_sender_retry``, ...), which fault and crash point combinations it
+``accepts`` (None: every fault that does not ask for its own plan; else trait sets, one of
+which the fault's and crash point's offers together must contain), ``needs`` what it needs
+from the workflow, ``resends`` whether the same event arrives again
 whatever the fault (where a workflow that promises nothing breaks), ``repeat`` how often a
 case runs by default (races need several runs to be caught reliably).
 """
@@ -22,20 +24,21 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 from harness.registry import Registry
 
 if TYPE_CHECKING:
-    from harness.case_run import CaseRun
+    from harness.contract import CaseWorld
     from harness.workload import BackgroundDelivery
 
 
 class DeliveryPlan(Protocol):
-    name: ClassVar[str]
-    faults: ClassVar[tuple[str, ...] | None]
+    name: str  # given by the registry
+    offers: ClassVar[frozenset[str]]
+    accepts: ClassVar[tuple[frozenset[str], ...] | None]
     needs: ClassVar[frozenset[str]]
     resends: ClassVar[bool]
     repeat: ClassVar[int]
 
-    def start(self, run: CaseRun) -> BackgroundDelivery: ...
+    def start(self, run: CaseWorld) -> BackgroundDelivery: ...
 
-    def after_settle(self, run: CaseRun) -> bool: ...
+    def after_settle(self, run: CaseWorld) -> bool: ...
 
     def proof(self) -> str | None: ...
 
@@ -43,8 +46,9 @@ class DeliveryPlan(Protocol):
 class Plan:
     """Defaults shared by the plans: one delivery, retried, nothing later."""
 
-    name: ClassVar[str] = ""
-    faults: ClassVar[tuple[str, ...] | None] = ()
+    name: str = ""
+    offers: ClassVar[frozenset[str]] = frozenset()
+    accepts: ClassVar[tuple[frozenset[str], ...] | None] = ()
     needs: ClassVar[frozenset[str]] = frozenset()
     resends: ClassVar[bool] = False
     repeat: ClassVar[int] = 1
@@ -52,10 +56,10 @@ class Plan:
     def __init__(self) -> None:
         self.fact: str | None = None
 
-    def start(self, run: CaseRun) -> BackgroundDelivery:
+    def start(self, run: CaseWorld) -> BackgroundDelivery:
         return run.start_delivery(retry=True)
 
-    def after_settle(self, run: CaseRun) -> bool:
+    def after_settle(self, run: CaseWorld) -> bool:
         del run
         return False
 

@@ -13,25 +13,22 @@ from typing import TYPE_CHECKING
 from harness.deliveries.base import Plan, register
 
 if TYPE_CHECKING:
-    from harness.case_run import CaseRun
-
-CHANGED = "changed"  # the delivery name the oracle reads as "another payload"
+    from harness.contract import CaseWorld
 
 
 @register("changed_payload")
 class ChangedPayload(Plan):
-    name = "changed_payload"
-    faults = ("no_fault",)
+    accepts = (frozenset({"quiet"}),)
     needs = frozenset({"amount"})
     resends = True
 
-    def after_settle(self, run: CaseRun) -> bool:
-        first = [a for a in run.history.attempts if a.delivery == "d1"]
+    def after_settle(self, run: CaseWorld) -> bool:
+        first = run.attempts("d1")
         if not first or first[-1].outcome != "ok":
             return False
         amount = run.body["amount"]
         changed = {**run.body, "amount": amount + 100}
         run.journal.record("delivery.changed", "amount", original=amount, changed=amount + 100)
-        run.deliver(changed, delivery=CHANGED)
+        run.deliver(changed, delivery="changed")
         self.fact = f"the same key sent again with amount {amount + 100} instead of {amount}"
         return True

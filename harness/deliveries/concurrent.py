@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harness.deliveries.base import Plan, register
-from harness.workload import BackgroundDelivery
 
 if TYPE_CHECKING:
-    from harness.case_run import CaseRun
+    from harness.contract import CaseWorld
+    from harness.workload import BackgroundDelivery
 
 COPIES = 5
 
@@ -35,19 +35,18 @@ def max_overlap(rows: list[dict[str, Any]]) -> int:
 
 @register("concurrent")
 class Concurrent(Plan):
-    name = "concurrent"
-    faults = ("no_fault",)
+    accepts = (frozenset({"quiet"}),)
     resends = True
     repeat = 5
 
     def __init__(self) -> None:
         super().__init__()
-        self.run: CaseRun | None = None
+        self.run: CaseWorld | None = None
 
-    def start(self, run: CaseRun) -> BackgroundDelivery:
+    def start(self, run: CaseWorld) -> BackgroundDelivery:
         self.run = run
         run.journal.record("delivery.concurrent", "copies", copies=COPIES)
-        return BackgroundDelivery(lambda: run.sender().deliver_concurrently(run.body, COPIES))
+        return run.start_concurrent(COPIES)
 
     def proof(self) -> str | None:
         if self.run is None:

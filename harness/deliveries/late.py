@@ -17,18 +17,17 @@ from typing import TYPE_CHECKING
 from harness.deliveries.base import Plan, register
 
 if TYPE_CHECKING:
-    from harness.case_run import CaseRun
+    from harness.contract import CaseWorld
     from harness.workload import BackgroundDelivery
 
 
 @register("late")
 class Late(Plan):
-    name = "late"
-    faults = ("no_fault",)
+    accepts = (frozenset({"quiet"}),)
     resends = True
 
-    def after_settle(self, run: CaseRun) -> bool:
-        first = [a for a in run.history.attempts if a.delivery == "d1"]
+    def after_settle(self, run: CaseWorld) -> bool:
+        first = run.attempts("d1")
         if not first or first[-1].outcome != "ok":
             return False  # nothing completed to redeliver: no proof
         run.deliver(delivery="late")
@@ -38,17 +37,16 @@ class Late(Plan):
 
 @register("late_after_ttl")
 class LateAfterTtl(Plan):
-    name = "late_after_ttl"
-    faults = ("no_fault", "worker_kill:after_commit")
+    offers = frozenset({"no_sender_retry"})
+    accepts = (frozenset({"quiet"}), frozenset({"worker_crash", "response_held"}))
     resends = True
 
-    def start(self, run: CaseRun) -> BackgroundDelivery:
+    def start(self, run: CaseWorld) -> BackgroundDelivery:
         return run.start_delivery(retry=False)
 
-    def after_settle(self, run: CaseRun) -> bool:
-        provider = run.stack.require_provider()
-        with provider.keys_expired():
-            ttl = provider.control.health().get("key_ttl_seconds")
+    def after_settle(self, run: CaseWorld) -> bool:
+        with run.keys_expired():
+            ttl = run.provider.health().get("key_ttl_seconds")
             run.journal.record("delivery.late", "keys expired", provider_ttl=ttl)
             run.deliver(delivery="late")
         if ttl == 0:

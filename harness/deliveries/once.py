@@ -7,17 +7,19 @@ from typing import TYPE_CHECKING
 from harness.deliveries.base import Plan, register
 
 if TYPE_CHECKING:
-    from harness.case_run import CaseRun
+    from harness.contract import CaseWorld
     from harness.workload import BackgroundDelivery
 
 
 @register("once")
 class Once(Plan):
-    name = "once"
+    offers = frozenset({"no_sender_retry"})
+    # Only where n8n's own retries decide (a sender retry would change nothing else).
+    accepts = (frozenset({"refuses_effect"}),)
 
     def __init__(self) -> None:
         super().__init__()
         self.fact = "one delivery, no sender retry"
 
-    def start(self, run: CaseRun) -> BackgroundDelivery:
+    def start(self, run: CaseWorld) -> BackgroundDelivery:
         return run.start_delivery(retry=False)

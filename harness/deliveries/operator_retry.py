@@ -15,7 +15,7 @@ from harness.deliveries.base import Plan, register
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
-    from harness.case_run import CaseRun
+    from harness.contract import CaseWorld
     from harness.workload import BackgroundDelivery
 
 SETTLE_S = 60.0
@@ -23,21 +23,19 @@ SETTLE_S = 60.0
 
 @register("operator_retry")
 class OperatorRetry(Plan):
-    name = "operator_retry"
-    faults = ("worker_kill:after_commit",)
+    offers = frozenset({"no_sender_retry", "operator"})
+    accepts = (frozenset({"worker_crash", "response_held"}),)
     resends = True
 
-    def start(self, run: CaseRun) -> BackgroundDelivery:
+    def start(self, run: CaseWorld) -> BackgroundDelivery:
         return run.start_delivery(retry=False)
 
-    def after_settle(self, run: CaseRun) -> bool:
-        api = run.stack.api
-        assert api is not None
+    def after_settle(self, run: CaseWorld) -> bool:
         failed = [e for e in run.executions() if e["status"] in ("error", "crashed")]
         if failed:
             target = failed[0]["id"]
             try:
-                retried = api.retry_execution(target)
+                retried = run.retry_execution(target)
                 self.fact = f"n8n started retry execution {retried.get('id')} of {target}"
                 run.journal.record(
                     "delivery.operator",

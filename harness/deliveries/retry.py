@@ -8,8 +8,8 @@ from harness.deliveries.base import Plan, register
 
 @register("retry")
 class Retry(Plan):
-    name = "retry"
-    faults = None
+    offers = frozenset({"baseline", "sender_retry"})
+    accepts = None
 
     def __init__(self) -> None:
         super().__init__()

@@ -12,9 +12,11 @@ healing, so an acknowledge-first workflow meets the fault too); ``proof`` names 
 outside the harness that shows it landed (a process's exit by SIGKILL, the provider's hit
 count), or None. A fault whose ``duration_s`` is set is healed that long after ``inject``.
 
-What a fault pairs with is data on the class: the crash points it can strike at, the delivery
-plans it can run under (None: any), what it needs from the workflow, and whether it loses the
-sender's answer after the effect committed (where a workflow that promises nothing breaks).
+What a fault pairs with is data on the class, as traits (see ``harness.contract``): what it
+``offers`` (``quiet``, ``worker_crash``, ...), what its crash point must offer
+(``needs_window``), what its delivery plan must offer (``needs_plan``), what it needs from the
+workflow (``needs``), and whether it loses the sender's answer after the effect committed
+(where a workflow that promises nothing breaks).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
-from harness.errors import ConfigError
+from harness.errors import WindowNotOpened
 from harness.journal import Journal
 from harness.registry import Registry
 
@@ -40,18 +42,19 @@ class FaultContext:
 
     def target(self) -> int:
         if self.target_worker is None:
-            raise ConfigError(
-                "this fault needs a target worker; pair it with a crash point "
-                "that finds one (before_send, after_commit, ...)"
+            raise WindowNotOpened(
+                "no worker was found running the case's execution, so this fault had no "
+                "target; the case is judged on what happened (no proof that the fault landed)"
             )
         return self.target_worker
 
 
 class Fault(Protocol):
-    name: str
+    name: str  # given by the registry
     duration_s: float | None
-    crashpoints: ClassVar[tuple[str, ...]]
-    deliveries: ClassVar[tuple[str, ...] | None]
+    offers: ClassVar[frozenset[str]]
+    needs_window: ClassVar[frozenset[str]]
+    needs_plan: ClassVar[frozenset[str]]
     needs: ClassVar[frozenset[str]]
     loses_answer: ClassVar[bool]
     may_lose_answer: ClassVar[bool]
@@ -74,9 +77,12 @@ class Fault(Protocol):
 class NoAction:
     """Defaults for the moments a fault does not use (each fault overrides what it needs)."""
 
+    name: str = ""
     duration_s: float | None = None
-    crashpoints: ClassVar[tuple[str, ...]] = ("none",)
-    deliveries: ClassVar[tuple[str, ...] | None] = None
+    offers: ClassVar[frozenset[str]] = frozenset()
+    # By default a fault is planted before the delivery (crash point ``none``).
+    needs_window: ClassVar[frozenset[str]] = frozenset({"planted"})
+    needs_plan: ClassVar[frozenset[str]] = frozenset()
     needs: ClassVar[frozenset[str]] = frozenset()
     loses_answer: ClassVar[bool] = False
     # True: whether the answer is lost depends on timing the harness cannot pin down.
@@ -102,9 +108,6 @@ class NoAction:
         del ctx
         return None
 
-
-# The crash points a fault on a process can strike at: the worker's windows around the effect.
-PROCESS_WINDOWS = ("before_send", "after_commit", "after_response", "in_ledger_write")
 
 FAULTS: Registry[Fault] = Registry("fault")
 register = FAULTS.register

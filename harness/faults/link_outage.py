@@ -36,17 +36,18 @@ RECONNECT_DEADLINE_S = 60.0
 
 @dataclass
 class LinkOutage(NoAction):
-    name: str
     links: Callable[[FaultContext], list[Proxy]]
     duration_s: float | None = None
     loses_answer: bool = True  # type: ignore[misc]  # per instance: a blip is ridden out
     may_lose_answer: bool = False  # type: ignore[misc]
-    crashpoints: ClassVar[tuple[str, ...]] = ("after_commit",)
+    offers: ClassVar[frozenset[str]] = frozenset({"link_outage"})
+    needs_window: ClassVar[frozenset[str]] = frozenset({"response_held"})
     # If set, the heal returns only once every n8n process that lost the link says it is
     # back: what happens next then happens on a reconnected stack, every run.
     reconnection: Reconnection | None = None
     _log_marks: dict[str, int] = field(default_factory=dict)
     _down: list[str] = field(default_factory=list)
+    _disabled: list[Proxy] = field(default_factory=list)  # what the heal must enable again
 
     def proof(self, ctx: FaultContext) -> str | None:
         del ctx
@@ -55,6 +56,7 @@ class LinkOutage(NoAction):
     def inject(self, ctx: FaultContext) -> None:
         self._log_marks = {p.name: p.process.log_size() for p in ctx.stack.n8n_processes}
         proxies = self.links(ctx)
+        self._disabled.extend(proxies)
         for proxy in proxies:
             proxy.disable()
         # Toxiproxy's own word that the links are down, read back from its API.
@@ -65,8 +67,11 @@ class LinkOutage(NoAction):
         )
 
     def heal(self, ctx: FaultContext) -> None:
-        for proxy in self.links(ctx):
+        # What inject disabled, not a fresh lookup: a fault that never found its target
+        # (its window never opened) has nothing to heal.
+        for proxy in self._disabled:
             proxy.enable()
+        self._disabled.clear()
         revived = ctx.stack.revive()
         if self.reconnection is not None and self._log_marks:
             self._await_reconnection(ctx, self.reconnection)
@@ -95,9 +100,9 @@ def _postgres_links(ctx: FaultContext) -> list[Proxy]:
     return [ctx.stack.proxies[f"worker{ctx.target()}_postgres"], ctx.stack.proxies["main_postgres"]]
 
 
-register("redis_blip")(
+register(
+    "redis_blip",
     lambda: LinkOutage(
-        "redis_blip",
         _redis_links,
         2.0,
         loses_answer=False,
@@ -105,7 +110,7 @@ register("redis_blip")(
         # 2.40.7 even with the release held until every process reconnected).
         may_lose_answer=True,
         reconnection=REDIS_RECONNECTION,
-    )
+    ),
 )
-register("redis_outage")(lambda: LinkOutage("redis_outage", _redis_links, 14.0))
-register("postgres_cut")(lambda: LinkOutage("postgres_cut", _postgres_links, 8.0))
+register("redis_outage", lambda: LinkOutage(_redis_links, 14.0))
+register("postgres_cut", lambda: LinkOutage(_postgres_links, 8.0))

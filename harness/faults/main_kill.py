@@ -7,8 +7,8 @@ from harness.faults.base import FaultContext, NoAction, register
 
 @register("main_kill")
 class MainKill(NoAction):
-    name = "main_kill"
-    crashpoints = ("after_commit",)
+    offers = frozenset({"main_crash"})
+    needs_window = frozenset({"response_held"})
     loses_answer = True
 
     def __init__(self) -> None:

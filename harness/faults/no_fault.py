@@ -7,7 +7,7 @@ from harness.faults.base import FaultContext, NoAction, register
 
 @register("no_fault")
 class NoFault(NoAction):
-    name = "no_fault"
+    offers = frozenset({"quiet"})
 
     def proof(self, ctx: FaultContext) -> str | None:
         del ctx

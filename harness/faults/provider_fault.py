@@ -22,11 +22,11 @@ from harness.faults.base import FaultContext, NoAction, register
 
 @dataclass
 class ProviderFault(NoAction):
-    name: str
     kind: FaultKind
     hang_ms: int = 0
     every_attempt: bool = False
     loses_answer: ClassVar[bool] = True
+    offers: ClassVar[frozenset[str]] = frozenset({"provider_fault"})
 
     def __post_init__(self) -> None:
         self.hits = 0
@@ -63,18 +63,16 @@ class ProviderFault(NoAction):
 
 @dataclass
 class ProviderDown(ProviderFault):
-    deliveries: ClassVar[tuple[str, ...] | None] = ("once",)
+    offers: ClassVar[frozenset[str]] = frozenset({"provider_fault", "refuses_effect"})
+    # n8n's own retries must be all there is: a sender retry would hide the Error Workflow.
+    needs_plan: ClassVar[frozenset[str]] = frozenset({"no_sender_retry"})
     needs: ClassVar[frozenset[str]] = frozenset({"error_workflow"})
     loses_answer: ClassVar[bool] = False
     effect_possible: ClassVar[bool] = False
 
 
 # The HTTP nodes of the bundled workflows time out after 10 s; the provider hangs 15 s.
-register("provider_slow")(
-    lambda: ProviderFault("provider_slow", FaultKind.COMMIT_THEN_HANG, hang_ms=15000)
-)
-register("provider_5xx")(lambda: ProviderFault("provider_5xx", FaultKind.COMMIT_THEN_ERROR))
-register("response_drop")(lambda: ProviderFault("response_drop", FaultKind.COMMIT_THEN_CLOSE))
-register("provider_down")(
-    lambda: ProviderDown("provider_down", FaultKind.ERROR_BEFORE_COMMIT, every_attempt=True)
-)
+register("provider_slow", lambda: ProviderFault(FaultKind.COMMIT_THEN_HANG, hang_ms=15000))
+register("provider_5xx", lambda: ProviderFault(FaultKind.COMMIT_THEN_ERROR))
+register("response_drop", lambda: ProviderFault(FaultKind.COMMIT_THEN_CLOSE))
+register("provider_down", lambda: ProviderDown(FaultKind.ERROR_BEFORE_COMMIT, every_attempt=True))

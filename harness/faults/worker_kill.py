@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from harness.faults.base import PROCESS_WINDOWS, FaultContext, NoAction, register
+from harness.faults.base import FaultContext, NoAction, register
 
 
 @register("worker_kill")
 class WorkerKill(NoAction):
-    name = "worker_kill"
-    crashpoints = PROCESS_WINDOWS
+    offers = frozenset({"worker_crash"})
+    needs_window = frozenset({"in_flight"})  # every window of the worker around the effect
     needs = frozenset({"second_worker"})  # a live worker's stall sweep fails the dead one's job
     loses_answer = True
     retry_needs_heal = False  # the live worker serves the retry while this one restarts

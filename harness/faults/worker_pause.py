@@ -17,8 +17,8 @@ STOP_CONFIRM_S = 2.0
 
 @register("worker_pause")
 class WorkerPause(NoAction):
-    name = "worker_pause"
-    crashpoints = ("after_commit",)
+    offers = frozenset({"worker_freeze"})
+    needs_window = frozenset({"response_held"})
     needs = frozenset({"second_worker"})
     loses_answer = True
 

@@ -131,3 +131,15 @@ def test_the_benchmark_tables_are_linked() -> None:
         headings = re.findall(r"^#+ (.+)$", (ROOT / "bench" / "README.md").read_text(), re.M)
         slugs = {re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") for h in headings}
         assert anchor in slugs, f"README links bench/README.md#{anchor}, which has no heading"
+
+
+def test_no_inline_figure_starts_a_line() -> None:
+    """Markdown reads a line that starts with ``<!--`` as raw HTML and breaks the paragraph
+    there; only a figure of several lines (its markers alone on their lines) may."""
+    starting = [
+        f"README.md:{number}: {line.strip()[:60]}"
+        for number, line in enumerate(README.read_text().splitlines(), 1)
+        if re.match(r"\s{0,3}<!-- /?figure", line)
+        and not re.fullmatch(r"\s*<!-- (figure: \w+|/figure) -->\s*", line)
+    ]
+    assert not starting, "put a word before the marker on these lines:\n" + "\n".join(starting)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 
+from click.testing import CliRunner
 from rich.console import Console
 
 from harness import oracle
+from harness.cli import main
 from harness.manifest_model import NEGATIVE_CONTROL_VERDICTS, json_schema
 from harness.report.allure_report import CATEGORIES, CATEGORIES_V3
 from harness.report.grid_html import grid_fragment
@@ -81,3 +83,14 @@ def test_the_report_categories_are_named_by_the_vocabulary_labels() -> None:
     assert f"Harness error: {no_evidence.info.label}" in v2
     assert f"{no_evidence}: {no_evidence.info.label} (harness error)" in v3
 
+
+def test_list_verdicts_prints_every_verdict_its_code_and_meaning() -> None:
+    result = CliRunner().invoke(main, ["list", "--verdicts"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    rows = [line.split(None, 3) for line in result.output.splitlines()[1:]]
+    assert [row[0] for row in rows] == [v.value for v in Verdict]
+    for (name, letter, violation, meaning), (verdict, info) in zip(
+        rows, VOCABULARY.items(), strict=True
+    ):
+        assert (name, letter, meaning.strip()) == (verdict, info.code, info.meaning)
+        assert violation == ("yes" if info.violation else "no")

@@ -312,8 +312,18 @@ _workflows_option = click.option(
 
 @main.command(name="list")
 @_workflows_option
-def list_cases(workflows_dir: Path | None) -> None:
+@click.option(
+    "--verdicts",
+    is_flag=True,
+    help="List the verdicts instead (code, violation or not, meaning; by precedence).",
+)
+def list_cases(workflows_dir: Path | None, verdicts: bool) -> None:
     """List the cases of the crash matrix with their expected verdicts (starts nothing)."""
+    if verdicts:
+        from harness.verdicts import print_vocabulary
+
+        print_vocabulary()
+        return
     from harness.cases import matrix
     from harness.manifest import discover
     from harness.plugin import BUNDLED_WORKFLOWS

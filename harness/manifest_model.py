@@ -26,22 +26,14 @@ from pydantic_core import ErrorDetails
 
 from fake_providers.payment.kinds import Effect as ProviderEffect
 from harness.errors import ConfigError
+from harness.verdicts import VIOLATIONS
 
 KEY_PLACEHOLDER = "{key}"
 EVENT_ID_PLACEHOLDER = "{event_id}"
 STATE_QUERY_PARAMETER = "%(key)s"
 HTTP_METHODS = ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
-# The verdicts a negative control may name (harness/oracle.py judges them).
-NEGATIVE_CONTROL_VERDICTS = (
-    "DUPLICATE",
-    "LOST",
-    "NOT-DONE",
-    "CONTRADICTED",
-    "STRAY",
-    "UNRECONCILED",
-    "UNHANDLED",
-    "STUCK",
-)
+# The verdicts a negative control may name: the violations (harness/verdicts.py).
+NEGATIVE_CONTROL_VERDICTS = tuple(v.value for v in VIOLATIONS)
 SEE_FORMAT = "see README's manifest section, or `n8n-chaos schema`"
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -312,8 +304,9 @@ class NegativeControl(_Model):
 
     bug: NonEmpty = Field(description="the bug, in one line")
     caught_by: dict[str, str] = Field(
-        description="scenario id (<delivery>-<fault>-<crash point>) -> expected verdict: "
-        + ", ".join(NEGATIVE_CONTROL_VERDICTS)
+        description="scenario id (<delivery>-<fault>-<crash point>) -> the verdict the harness "
+        "must give there, a violation. " + " ".join(f"{v}: {v.info.meaning}." for v in VIOLATIONS),
+        json_schema_extra={"additionalProperties": {"enum": list(NEGATIVE_CONTROL_VERDICTS)}},
     )
 
     @field_validator("bug")

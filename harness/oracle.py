@@ -5,57 +5,23 @@ history, the workflow ledger, the proofs that the fault landed, whether the case
 starts nothing. A saved ``evidence.json`` can be re-judged offline with the current oracle.
 
 A definite violation that the ground truth shows outranks everything else, also a fault that
-did not land (then the explanation says so). In order of precedence:
-
-- DUPLICATE:    the provider committed the effect >= 2 times for one business event.
-- STRAY:        the provider committed something else during the case: another reference or
-                another effect kind (a workflow that builds the reference wrongly).
-- CONTRADICTED: the sender was told the opposite of the ground truth: a definite 4xx while the
-                effect committed (and no delivery of that event was acknowledged); a 2xx whose
-                body names another effect id than the committed one; a 2xx to a changed
-                payload the provider never committed; (once settled, after LOST) the ledger
-                says done with no commit, or failed with one.
-- LOST:         the sender got a 2xx and nothing was committed (after the work settled).
-- NOT-DONE:     the workflow promised the effect (exactly once) and it never happened, though
-                the provider did not decline it.
-- UNHANDLED:    retries ran out and the workflow's Error Workflow did not run exactly once, or
-                left the operation in no failed (actionable) state.
-- UNRECONCILED: the workflow's ledger still says unknown / in flight.
-- STUCK:        the case never settled: an execution was still live at the deadline (an n8n
-                finding with the execution ids; LOST/NOT-DONE cannot be told apart yet).
-- NO-EVIDENCE:  the fault is not proven to have struck inside its window: a harness error.
-- PASS:         the promise held, and the fault is proven to have landed.
+did not land (then the explanation says so). The verdicts, in order of precedence, with their
+meanings: ``harness.verdicts`` (``n8n-chaos list --verdicts``); this module decides when each
+is given.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
-from enum import StrEnum
 from typing import Any
+
+# Re-exported: `from harness.oracle import Verdict` keeps working.
+from harness.verdicts import Verdict as Verdict
 
 # Ledger states that mean "nobody knows yet whether the effect happened", unless the
 # workflow's manifest names its own (ledger.unknown_states).
 UNRESOLVED_LEDGER_STATES = ("unknown", "claimed", "sending", "pending", "processing")
-
-
-class Verdict(StrEnum):
-    PASS = "PASS"
-    DUPLICATE = "DUPLICATE"
-    CONTRADICTED = "CONTRADICTED"
-    STRAY = "STRAY"
-    LOST = "LOST"
-    NOT_DONE = "NOT-DONE"
-    UNHANDLED = "UNHANDLED"
-    UNRECONCILED = "UNRECONCILED"
-    STUCK = "STUCK"
-    NO_EVIDENCE = "NO-EVIDENCE"
-
-    @property
-    def violation(self) -> bool:
-        """A broken promise (what a negative control must produce), not a harness error."""
-        return self not in (Verdict.PASS, Verdict.NO_EVIDENCE)
-
 
 VIOLATIONS = frozenset(v for v in Verdict if v.violation)
 

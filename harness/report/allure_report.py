@@ -1,7 +1,8 @@
 """Allure: labels, the verdict, the case's steps, timeline and evidence as attachments.
 
-Verdict mapping (Jepsen's priorities): an expected verdict passes; an unexpected DUPLICATE,
-LOST or UNRECONCILED fails ("Product defects"); NO-EVIDENCE is a harness error ("broken").
+Verdict mapping (Jepsen's priorities): an expected verdict passes; an unexpected violation
+fails ("Product defects"); NO-EVIDENCE is a harness error ("broken"). Category names are the
+verdicts' labels (``harness.verdicts``).
 Each case's result carries the labels the report's grid and categories read: ``workflow``,
 ``scenario`` (delivery-fault-crash point), ``case``, ``expected`` and, once judged,
 ``verdict``. ``categories.json`` (Allure 2) and :data:`CATEGORIES_V3` (Allure 3, in the
@@ -22,29 +23,22 @@ import allure
 
 from harness.report.steps import apply_evidence_steps
 from harness.report.timeline_svg import render_svg
+from harness.verdicts import VIOLATIONS, Verdict
 
 if TYPE_CHECKING:
     from harness.cases import Case
     from harness.runner import CaseResult
 
-_VIOLATIONS = {
-    "DUPLICATE": "Duplicate effect",
-    "CONTRADICTED": "Sender told the opposite of the truth",
-    "STRAY": "Commit nobody accounts for",
-    "LOST": "Lost effect",
-    "NOT-DONE": "Effect never happened",
-    "UNHANDLED": "Error Workflow did not handle it",
-    "UNRECONCILED": "Unreconciled effect",
-    "STUCK": "Never settled (n8n finding)",
-}
+_VIOLATIONS = {v.value: v.info.label for v in VIOLATIONS}
+_NO_EVIDENCE = Verdict.NO_EVIDENCE
 CATEGORIES = [
     *(
         {"name": name, "messageRegex": f"(?s).*{verdict} where .*", "matchedStatuses": ["failed"]}
         for verdict, name in _VIOLATIONS.items()
     ),
     {
-        "name": "Harness error: fault never landed",
-        "messageRegex": ".*NO-EVIDENCE.*",
+        "name": f"Harness error: {_NO_EVIDENCE.info.label}",
+        "messageRegex": f".*{_NO_EVIDENCE}.*",
         "matchedStatuses": ["broken", "failed"],
     },
     {"name": "Harness error", "matchedStatuses": ["broken"]},
@@ -60,8 +54,8 @@ CATEGORIES_V3: list[dict[str, Any]] = [
         for verdict, name in _VIOLATIONS.items()
     ),
     {
-        "name": "NO-EVIDENCE: the fault never landed (harness error)",
-        "matchers": {"labels": {"verdict": "^NO-EVIDENCE$"}, "statuses": ["broken", "failed"]},
+        "name": f"{_NO_EVIDENCE}: {_NO_EVIDENCE.info.label} (harness error)",
+        "matchers": {"labels": {"verdict": f"^{_NO_EVIDENCE}$"}, "statuses": ["broken", "failed"]},
     },
     {"name": "Harness error: no verdict", "matchers": {"statuses": ["broken"]}},
     *(

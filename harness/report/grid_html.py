@@ -19,8 +19,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from harness.terminal.grid import CODES, Cell, Grid, build_grid
+from harness.terminal.grid import ERROR_CODE, Cell, Grid, build_grid
 from harness.terminal.outcome import CaseOutcome, Kind
+from harness.verdicts import AMBER, BLUE, GREEN, RED, VOCABULARY
 
 GRID_ID = "n8n-chaos-grid"
 
@@ -37,10 +38,10 @@ _STYLE = f"""
   white-space: nowrap; font-weight: normal; font-size: 11px; }}
 #{GRID_ID} td {{ width: 26px; min-width: 26px; height: 22px; text-align: center;
   font: bold 12px monospace; color: #fff; }}
-#{GRID_ID} td.expected {{ background: #2e9d4e; }}
-#{GRID_ID} td.caught {{ background: #2f6db5; }}
-#{GRID_ID} td.violation {{ background: #d64545; }}
-#{GRID_ID} td.harness-error {{ background: #e0a100; }}
+#{GRID_ID} td.expected {{ background: {GREEN}; }}
+#{GRID_ID} td.caught {{ background: {BLUE}; }}
+#{GRID_ID} td.violation {{ background: {RED}; }}
+#{GRID_ID} td.harness-error {{ background: {AMBER}; }}
 #{GRID_ID} td.none {{ background: #f4f6f8; }}
 #{GRID_ID} td a {{ color: #fff; text-decoration: none; display: block; }}
 #{GRID_ID} .key span {{ display: inline-block; padding: 0 6px; margin-right: 6px; color: #fff;
@@ -122,18 +123,21 @@ def grid_fragment(grid: Grid, links: Mapping[str, str] | None = None) -> str:
                 f"{_cell_body(cell, links or {})}</td>"
             )
         rows.append(f'<tr><th class="wf">{escape(workflow)}</th>{"".join(cells)}</tr>')
-    codes = ", ".join(f"{c} {escape(v)}" for v, c in CODES.items())
+    codes = ", ".join(
+        f'<b style="color:{info.colour}">{escape(info.code)}</b> {escape(verdict)}'
+        for verdict, info in VOCABULARY.items()
+    )
     return (
         f'<section id="{GRID_ID}"><style>{_STYLE}</style>'
         "<details open><summary>Verdict grid: which workflow survives which fault</summary>"
         f'<p class="headline">{escape(_headline(grid))}</p>'
         f'<table><thead><tr><th class="wf">workflow \\ scenario</th>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
-        '<p class="key"><span style="background:#2e9d4e">PASS as expected</span>'
-        '<span style="background:#2f6db5">not PASS, as expected</span>'
-        '<span style="background:#d64545">violation</span>'
-        '<span style="background:#e0a100">harness error</span> '
-        f"Cells: {codes}, ! no verdict. Hover a cell for its cases and why; scenario = "
+        f'<p class="key"><span style="background:{GREEN}">PASS as expected</span>'
+        f'<span style="background:{BLUE}">not PASS, as expected</span>'
+        f'<span style="background:{RED}">violation</span>'
+        f'<span style="background:{AMBER}">harness error</span> '
+        f"Cells: {codes}, {ERROR_CODE} no verdict. Hover a cell for its cases and why; scenario = "
         "delivery-fault-crash point.</p></details></section>"
     )
 

@@ -10,25 +10,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from harness.terminal.outcome import CaseOutcome, Kind
-
-# One or two letters per verdict, so twenty scenarios fit across a terminal.
-CODES = {
-    "PASS": "P",
-    "DUPLICATE": "D",
-    "CONTRADICTED": "C",
-    "STRAY": "S",
-    "LOST": "L",
-    "NOT-DONE": "N",
-    "UNHANDLED": "H",
-    "UNRECONCILED": "U",
-    "STUCK": "K",
-    "NO-EVIDENCE": "?",
-}
-ERROR_CODE = "!"  # the case never reached a verdict
-
-
-def code(verdict: str | None) -> str:
-    return ERROR_CODE if verdict is None else CODES.get(verdict, verdict[:1])
+from harness.verdicts import ERROR_CODE as ERROR_CODE
+from harness.verdicts import Verdict, code
 
 
 @dataclass(frozen=True)
@@ -56,10 +39,11 @@ class Cell:
     @property
     def caught(self) -> bool:
         """A violation the case expects (a naive workflow or a negative control caught)."""
-        return self.as_expected and any(v not in (None, "PASS") for v in self.verdicts)
+        return self.as_expected and any(v not in (None, Verdict.PASS) for v in self.verdicts)
 
     @property
     def label(self) -> str:
+        # One letter per verdict (harness/verdicts.py), so twenty scenarios fit a terminal.
         return "".join(code(v) for v in self.verdicts)
 
 

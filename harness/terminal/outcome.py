@@ -12,7 +12,9 @@ from dataclasses import asdict, dataclass
 from enum import IntEnum, StrEnum
 from typing import Any
 
-NO_EVIDENCE = "NO-EVIDENCE"
+from harness.verdicts import Verdict
+
+NO_EVIDENCE = Verdict.NO_EVIDENCE.value
 
 
 class Kind(StrEnum):

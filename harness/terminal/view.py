@@ -5,8 +5,9 @@ from __future__ import annotations
 from rich.console import Group
 from rich.text import Text
 
-from harness.terminal.grid import CODES, ERROR_CODE, Cell, Grid
+from harness.terminal.grid import ERROR_CODE, Cell, Grid
 from harness.terminal.outcome import CaseOutcome, Kind
+from harness.verdicts import VOCABULARY, Verdict
 
 STYLES = {
     "pass": "green",
@@ -20,7 +21,7 @@ CELL_WIDTH = 3
 def outcome_style(outcome: CaseOutcome) -> str:
     if outcome.kind is not Kind.EXPECTED:
         return STYLES[outcome.kind]
-    return STYLES["pass"] if outcome.verdict == "PASS" else STYLES["caught"]
+    return STYLES["pass"] if outcome.verdict == Verdict.PASS else STYLES["caught"]
 
 
 def _cell_style(cell: Cell) -> str:
@@ -80,8 +81,8 @@ def grid_view(grid: Grid) -> Group:
 
 def codes_legend() -> Text:
     legend = Text("codes: ", style="dim")
-    for verdict, letter in CODES.items():
-        legend.append(f"{letter}={verdict} ", style="dim")
+    for verdict, info in VOCABULARY.items():
+        legend.append(f"{info.code}={verdict} ", style=info.colour)  # the verdict's own colour
     legend.append(f"{ERROR_CODE}=no verdict  ·=not run\ncolours: ", style="dim")
     legend.append("as expected", style=STYLES["pass"])
     legend.append(" ")

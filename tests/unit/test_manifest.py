@@ -740,7 +740,7 @@ def test_acknowledge_contradicting_the_webhook_is_refused(
             "negative_control.caught_by",
             {"retry-worker_kill-after_commit": "duplicate"},
             r"field 'negative_control.caught_by.retry-worker_kill-after_commit': unknown verdict "
-            r"'duplicate'; use one of DUPLICATE, LOST, NOT-DONE, CONTRADICTED",
+            r"'duplicate'; use one of DUPLICATE, STRAY, CONTRADICTED, LOST, NOT-DONE",
         ),
         ("promise", "none", r"field 'negative_control': a negative control breaks its own"),
     ],

@@ -107,7 +107,7 @@ def test_the_grid_view_has_numbered_columns_a_legend_and_fits_a_terminal() -> No
     assert shown[0].split() == [str(i) for i in range(1, len(order) + 1)]
     assert max(len(line) for line in shown[:3]) <= 100  # 20 scenarios in 100 columns
     assert f"  1 {order[0]}" in shown
-    assert any(line.startswith("codes: P=PASS") for line in shown)
+    assert any(line.startswith("codes: D=DUPLICATE S=STRAY") for line in shown)
 
 
 def test_a_case_line_says_verdict_expectation_seconds_id_and_why() -> None:

@@ -174,6 +174,8 @@ def capabilities(workflow: WorkflowUnderTest, workers: int = 2) -> frozenset[str
         offered.add("error_workflow")
     if workers >= 2:
         offered.add("second_worker")
+    if not workflow.acknowledges_early:
+        offered.add("sync_answer")  # the sender's answer waits for the work
     return frozenset(offered)
 
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 # What a workflow (and the stack it runs on) can offer to plug-ins' ``needs``.
 WORKFLOW_CAPABILITIES = frozenset(
-    {"ledger", "amount", "reconciler", "error_workflow", "second_worker"}
+    {"ledger", "amount", "reconciler", "error_workflow", "second_worker", "sync_answer"}
 )
 
 

@@ -19,7 +19,7 @@ case runs by default (races need several runs to be caught reliably).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from harness.registry import Registry
 
@@ -65,6 +65,21 @@ class Plan:
 
     def proof(self) -> str | None:
         return self.fact
+
+
+def max_overlap(rows: list[dict[str, Any]]) -> int:
+    """The most executions running at one instant, from n8n's started/stopped times."""
+    events: list[tuple[float, int]] = []
+    for row in rows:
+        start, stop = row.get("started_at"), row.get("stopped_at")
+        if start is None:
+            continue
+        events += [(start, 1), (stop if stop is not None else float("inf"), -1)]
+    running = best = 0
+    for _, step in sorted(events, key=lambda e: (e[0], e[1])):
+        running += step
+        best = max(best, running)
+    return best
 
 
 DELIVERIES: Registry[DeliveryPlan] = Registry("delivery plan")

@@ -7,30 +7,15 @@ lost only on some runs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from harness.deliveries.base import Plan, register
+from harness.deliveries.base import Plan, max_overlap, register
 
 if TYPE_CHECKING:
     from harness.contract import CaseWorld
     from harness.workload import BackgroundDelivery
 
 COPIES = 5
-
-
-def max_overlap(rows: list[dict[str, Any]]) -> int:
-    """The most executions running at one instant, from their started/stopped times."""
-    events: list[tuple[float, int]] = []
-    for row in rows:
-        start, stop = row.get("started_at"), row.get("stopped_at")
-        if start is None:
-            continue
-        events += [(start, 1), (stop if stop is not None else float("inf"), -1)]
-    running = best = 0
-    for _, step in sorted(events, key=lambda e: (e[0], e[1])):
-        running += step
-        best = max(best, running)
-    return best
 
 
 @register("concurrent")

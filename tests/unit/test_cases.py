@@ -143,7 +143,7 @@ def test_a_negative_control_whose_scenario_needs_what_it_lacks_is_refused() -> N
 
 
 def test_concurrent_copies_overlap_is_read_from_execution_intervals() -> None:
-    from harness.deliveries.concurrent import max_overlap
+    from harness.deliveries.base import max_overlap
 
     apart = [
         {"started_at": 1.0, "stopped_at": 2.0},

@@ -22,28 +22,28 @@ from harness.errors import ConfigError
 from harness.faults import FAULTS
 
 FILES = {
-    "tremor.py": '''
+    "tremor.py": """
         from harness.faults.base import NoAction, register
 
         @register("tremor")
         class Tremor(NoAction):
             offers = frozenset({"tremor"})
             needs_window = frozenset({"wobbly"})
-    ''',
-    "wobble.py": '''
+    """,
+    "wobble.py": """
         from harness.crashpoints.base import Window, register
 
         @register("wobble")
         class Wobble(Window):
             offers = frozenset({"wobbly"})
-    ''',
-    "nervous.py": '''
+    """,
+    "nervous.py": """
         from harness.deliveries.base import Plan, register
 
         @register("nervous")
         class Nervous(Plan):
             accepts = (frozenset({"tremor", "wobbly"}),)
-    ''',
+    """,
 }
 ENGINE = ("harness.case_run", "harness.cases", "harness.runner")
 

@@ -1,0 +1,81 @@
+"""impatient: a sender whose own timeout is shorter than the work (an API gateway, a client
+library) gives up and sends the event again while the first execution is still running.
+
+The plan holds the first effect request at the provider once it committed (its answer held)
+until the sender, having timed out, sent again and got an answer to that retry; then it lets
+the first answer go. The retry thus meets the first execution in flight (the provider's 409
+for its key, the ledger's "claimed"). The promise: the retry is answered "in flight" (409,
+429, 5xx: the sender tries again) or with the final outcome, never a definite failure for an
+effect that then commits (the oracle's CONTRADICTED), and the effect happens once.
+
+Proof, from n8n's own rows: the retry's execution ran while the first one was running.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from fake_providers.payment import CrashPoint as ProviderPoint
+from harness.deliveries.base import Plan, max_overlap, register
+from harness.workload import BackgroundDelivery
+
+if TYPE_CHECKING:
+    from harness.contract import CaseWorld
+
+GIVE_UP_S = 3.0  # the sender's own timeout per attempt, far below the held work
+HOLD_S = 90.0  # the provider's own limit on the hold, never reached: the plan releases
+REACH_S = 60.0  # how long the first effect request may take to commit
+RETRY_ANSWERED_S = 60.0  # how long the retry may take to be answered
+
+
+@register("impatient")
+class Impatient(Plan):
+    accepts = (frozenset({"quiet"}),)
+    # A workflow that answers before its work never keeps this sender waiting.
+    needs = frozenset({"sync_answer"})
+    resends = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.run: CaseWorld | None = None
+
+    def start(self, run: CaseWorld) -> BackgroundDelivery:
+        self.run = run
+        held = run.provider.arm_barrier(None, ProviderPoint.COMMITTED, HOLD_S, reference=run.key)
+        sender = run.start_delivery(retry=True, attempt_timeout_s=GIVE_UP_S)
+
+        def overlap_then_release() -> None:
+            try:
+                if run.wait_for(
+                    "the first effect request to commit",
+                    lambda: held.info().reached,
+                    REACH_S,
+                    lambda: sender.done,
+                ):
+                    run.journal.record("delivery.impatient", "first held", timeout_s=GIVE_UP_S)
+                    run.wait_for(
+                        "the impatient sender's retry to be answered",
+                        lambda: any(a.number >= 2 for a in run.attempts("d1")),
+                        RETRY_ANSWERED_S,
+                        lambda: sender.done,
+                    )
+            finally:
+                held.release()
+                run.journal.record("delivery.impatient", "first released", at=time.time())
+            sender.join(RETRY_ANSWERED_S * 4)
+
+        return BackgroundDelivery(overlap_then_release)
+
+    def proof(self) -> str | None:
+        if self.run is None:
+            return None
+        rows = self.run.executions()
+        retried = [a for a in self.run.attempts("d1") if a.number >= 2]
+        if max_overlap(rows) < 2 or not retried:
+            return None
+        return (
+            f"the sender gave up after {GIVE_UP_S:.0f} s and sent again; n8n's rows show "
+            f"{max_overlap(rows)} of {len(rows)} executions running at one instant; the retry "
+            f"was answered {retried[0].status}"
+        )

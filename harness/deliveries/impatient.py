@@ -2,11 +2,12 @@
 library) gives up and sends the event again while the first execution is still running.
 
 The plan holds the first effect request at the provider once it committed (its answer held)
-until the sender, having timed out, sent again and got an answer to that retry; then it lets
-the first answer go. The retry thus meets the first execution in flight (the provider's 409
-for its key, the ledger's "claimed"). The promise: the retry is answered "in flight" (409,
-429, 5xx: the sender tries again) or with the final outcome, never a definite failure for an
-effect that then commits (the oracle's CONTRADICTED), and the effect happens once.
+until the sender, having timed out, sent again and got an answer (a status, not a timeout)
+to a retry; then it lets the first answer go. The retry thus meets the first execution in
+flight (the provider's 409 for its key, the ledger's "claimed"). The promise: the retry is
+answered "in flight" (409, 429, 5xx: the sender tries again) or with the final outcome,
+never a definite failure for an effect that then commits (the oracle's CONTRADICTED), and
+the effect happens once.
 
 Proof, from n8n's own rows: the retry's execution ran while the first one was running.
 """
@@ -18,12 +19,12 @@ from typing import TYPE_CHECKING
 
 from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.deliveries.base import Plan, max_overlap, register
-from harness.workload import BackgroundDelivery
+from harness.workload import BackgroundDelivery, DeliveryAttempt
 
 if TYPE_CHECKING:
     from harness.contract import CaseWorld
 
-GIVE_UP_S = 3.0  # the sender's own timeout per attempt, far below the held work
+GIVE_UP_S = 5.0  # the sender's own timeout per attempt, far below the held work
 HOLD_S = 90.0  # the provider's own limit on the hold, never reached: the plan releases
 REACH_S = 60.0  # how long the first effect request may take to commit
 RETRY_ANSWERED_S = 60.0  # how long the retry may take to be answered
@@ -56,7 +57,7 @@ class Impatient(Plan):
                     run.journal.record("delivery.impatient", "first held", timeout_s=GIVE_UP_S)
                     run.wait_for(
                         "the impatient sender's retry to be answered",
-                        lambda: any(a.number >= 2 for a in run.attempts("d1")),
+                        lambda: bool(_answered_retries(run)),
                         RETRY_ANSWERED_S,
                         lambda: sender.done,
                     )
@@ -71,7 +72,7 @@ class Impatient(Plan):
         if self.run is None:
             return None
         rows = self.run.executions()
-        retried = [a for a in self.run.attempts("d1") if a.number >= 2]
+        retried = _answered_retries(self.run)
         if max_overlap(rows) < 2 or not retried:
             return None
         return (
@@ -79,3 +80,8 @@ class Impatient(Plan):
             f"{max_overlap(rows)} of {len(rows)} executions running at one instant; the retry "
             f"was answered {retried[0].status}"
         )
+
+
+def _answered_retries(run: CaseWorld) -> list[DeliveryAttempt]:
+    """The sender's retries that got an answer from the workflow (not a timeout of their own)."""
+    return [a for a in run.attempts("d1") if a.number >= 2 and a.status is not None]

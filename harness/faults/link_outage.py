@@ -54,8 +54,8 @@ class LinkOutage(NoAction):
         return f"Toxiproxy reported {', '.join(self._down)} disabled" if self._down else None
 
     def inject(self, ctx: FaultContext) -> None:
+        proxies = self.links(ctx)  # first: no target means nothing is touched
         self._log_marks = {p.name: p.process.log_size() for p in ctx.stack.n8n_processes}
-        proxies = self.links(ctx)
         self._disabled.extend(proxies)
         for proxy in proxies:
             proxy.disable()
@@ -97,7 +97,8 @@ def _redis_links(ctx: FaultContext) -> list[Proxy]:
 
 
 def _postgres_links(ctx: FaultContext) -> list[Proxy]:
-    return [ctx.stack.proxies[f"worker{ctx.target()}_postgres"], ctx.stack.proxies["main_postgres"]]
+    worker = ctx.target()  # WindowNotOpened when no worker ran the execution
+    return [ctx.stack.proxies[f"worker{worker}_postgres"], ctx.stack.proxies["main_postgres"]]
 
 
 register(

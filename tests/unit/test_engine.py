@@ -18,10 +18,12 @@ import respx
 from harness import case_run, runner, settle
 from harness.case_run import CaseRun
 from harness.cases import Case, Scenario
+from harness.contract import CaseWorld
+from harness.crashpoints.base import CRASHPOINTS, Window
 from harness.deliveries.base import DELIVERIES, Plan
 from harness.manifest import EffectEndpoint, Promise, WorkflowUnderTest
 from harness.oracle import Verdict
-from harness.workload import SenderPolicy
+from harness.workload import BackgroundDelivery, SenderPolicy
 from tests.unit import engine_fakes as fakes
 
 
@@ -205,3 +207,34 @@ def test_saved_evidence_is_rejudged_offline_to_the_same_verdict(stack: fakes.Fak
     result = run(stack, fakes.charges_every_time, case("late"))
     doc = json.loads(result.evidence_path.read_text())
     assert judge(Evidence.from_json(doc["evidence"])) == result.judgement
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "verdict"),
+    [
+        (fakes.charges_once, Verdict.NO_EVIDENCE),
+        (fakes.acknowledges_without_charging, Verdict.LOST),
+    ],
+)
+def test_a_window_that_never_opens_is_judged_not_aborted(
+    stack: fakes.FakeStack,
+    monkeypatch: pytest.MonkeyPatch,
+    behaviour: fakes.Behaviour,
+    verdict: Verdict,
+) -> None:
+    """A fault that needs the worker running the execution, struck when none was found (a
+    workflow that never calls the provider): the case gets the oracle's verdict on what
+    happened, and evidence.json says the same as the result."""
+
+    class StrikesBlind(Window):
+        def strike(self, run: CaseWorld, delivery: BackgroundDelivery) -> None:
+            delivery.join(5.0)
+            run.inject()
+
+    monkeypatch.setitem(CRASHPOINTS._factories, "strikes_blind", StrikesBlind)
+    result = run(stack, behaviour, case(fault="postgres_cut", crashpoint="strikes_blind"))
+    assert result.judgement.verdict is verdict
+    doc = json.loads(result.evidence_path.read_text())
+    assert doc["verdict"] == verdict.value
+    assert any(e["kind"] == "window.not_opened" for e in doc["journal"])
+    assert not any(e["kind"] == "harness.error" for e in doc["journal"])

@@ -44,7 +44,7 @@ async def serve(config: ProxyConfig) -> None:
     from harness.stack.intercept.addon import Intercept
 
     master = DumpMaster(core_options(config), with_termlog=True, with_dumper=False)
-    master.options.update(**ADDON_OPTIONS)
+    master.options.update(**ADDON_OPTIONS)  # type: ignore[no-untyped-call]
     master.addons.add(Intercept(config))  # type: ignore[no-untyped-call]  # mitmproxy: untyped
     await master.run()
 

@@ -32,6 +32,7 @@ from psycopg.rows import dict_row
 from harness.errors import ConfigError, HarnessError
 from harness.stack.deploy import DeployedWorkflow, deploy
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation
+from harness.stack.intercept import InterceptProxy
 from harness.stack.n8n import N8nProcess, Role, SharedEnv
 from harness.stack.n8n_api import N8nApi, Owner, bootstrap_owner
 from harness.stack.ports import HOST, collect_ports, ensure_free, free_port, release_ports
@@ -93,6 +94,9 @@ class StackConfig:
     backend: Literal["native", "compose"] = "native"
     # The compose backend's n8n image (a user's own); None: the locally built one.
     n8n_image: str | None = None
+    # Every n8n process sends its outbound HTTP(S) through the run's intercepting proxy
+    # (harness.stack.intercept; native backend only for now).
+    intercept: bool = True
 
     def validate(self) -> None:
         if self.workers < 1:
@@ -137,6 +141,8 @@ class Stack:
     reserved_ports: list[int] = field(default_factory=list)
     # The compose project of a --backend compose stack (its parts are containers).
     containers: ComposeProject | None = None
+    # The intercepting proxy of the n8n processes' outbound HTTP(S) (None: not intercepted).
+    intercept: InterceptProxy | None = None
 
     # -- addresses --------------------------------------------------------------------
     @property
@@ -172,6 +178,8 @@ class Stack:
         backing = [self.postgres.process, self.redis.process, self.toxiproxy_server.process]
         if self.provider is not None:
             backing.append(self.provider.process)
+        if self.intercept is not None:
+            backing.append(self.intercept.process)
         return backing + [n.process for n in self.n8n_processes]
 
     def upstream_proxies(self, upstream: str) -> list[Proxy]:
@@ -308,6 +316,7 @@ class Stack:
             webhook_url=client_url("client_webhook" if config.webhook_processor else "client_main"),
             overrides=dict(config.n8n_env),
         )
+        intercept = _intercept(config, run, listen)  # None: outbound HTTP(S) not intercepted
 
         def n8n(name: str, role: Role, http_port: int, extra: dict[str, str]) -> N8nProcess:
             upstream_env = {
@@ -324,7 +333,7 @@ class Stack:
                 free_port(),
                 listen[f"{name}_postgres"],
                 listen[f"{name}_redis"],
-                {**upstream_env, **extra},
+                {**upstream_env, **(intercept.env_for(name) if intercept else {}), **extra},
             )
 
         main = n8n(
@@ -349,6 +358,7 @@ class Stack:
             main=main,
             workers=workers,
             webhook=webhook,
+            intercept=intercept,
         )
 
     def _bring_up(self, progress: Progress, template: DatabaseTemplate | None) -> None:
@@ -364,6 +374,9 @@ class Stack:
         backing: list[Service] = [self.postgres, self.redis, self.toxiproxy_server]
         if self.provider is not None:
             backing.append(self.provider)
+        if self.intercept is not None:  # up before n8n: Node reads its CA once, at start
+            self.intercept.prepare()
+            backing.append(self.intercept)
         for service in backing:
             service.process.start()
         self.timings.update(
@@ -453,6 +466,11 @@ class Stack:
             "redis_url": self.redis_url,
             "toxiproxy_api": self.toxiproxy_server.api_url,
             "provider_control": self.provider.control_url if self.provider else None,
+            "intercept": (
+                {"listeners": self.intercept.addresses, "ca_cert": str(self.intercept.ca_cert)}
+                if self.intercept
+                else None
+            ),
             "proxies": {
                 name: {"listen": f"{HOST}:{port}", "upstream": self.links[name]}
                 for name, port in self.listen_ports.items()
@@ -536,6 +554,22 @@ def _compose_project(run: RunContext, config: StackConfig) -> ComposeProject | N
     )
 
 
+def _intercept(
+    config: StackConfig, run: RunContext, listen: Mapping[str, int]
+) -> InterceptProxy | None:
+    """One proxy listener per n8n process; its allowed requests go to that process's own
+    link to the provider, so one worker's upstream can still be cut alone."""
+    if not config.intercept or config.backend != "native":
+        return None
+    names = ["main", *(f"worker{i}" for i in range(config.workers))]
+    names += ["webhook"] if config.webhook_processor else []
+    links = {name: listen.get(f"{name}_{PROVIDER_UPSTREAM}") for name in names}
+    return InterceptProxy(
+        run,
+        {name: (free_port(), f"{HOST}:{port}" if port else None) for name, port in links.items()},
+    )
+
+
 def _links(
     config: StackConfig,
     upstreams: Mapping[str, str],
@@ -561,4 +595,6 @@ def _links(
             "webhook_postgres": postgres,
             "webhook_redis": redis,
         }
+        # Its own link to each upstream too: the intercepting proxy sends its requests there.
+        links |= {f"webhook_{name}": address for name, address in upstreams.items()}
     return links

@@ -1,0 +1,83 @@
+"""What the proxy process is told at start, and the host map it rereads on every request.
+
+Both sides (the harness's launcher and the mitmproxy addon) read these files, so this
+module imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+# Added to every forwarded request: which n8n process's listener it came in on.
+VIA_HEADER = "X-N8n-Chaos-Via"
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+@dataclass(frozen=True)
+class Listener:
+    """One n8n process's proxy port, and where its allowed requests go (HOST:PORT of that
+    process's Toxiproxy link to the provider; None when the stack runs no provider)."""
+
+    name: str
+    port: int
+    upstream: str | None
+
+
+@dataclass(frozen=True)
+class ProxyConfig:
+    confdir: Path  # mitmproxy's confdir: the run's CA lives here
+    hosts_file: Path
+    journal: Path
+    listeners: tuple[Listener, ...]
+
+    def write(self, path: Path) -> None:
+        data = {
+            "confdir": str(self.confdir),
+            "hosts_file": str(self.hosts_file),
+            "journal": str(self.journal),
+            "listeners": [asdict(listener) for listener in self.listeners],
+        }
+        path.write_text(json.dumps(data, indent=2) + "\n")
+
+    @classmethod
+    def read(cls, path: Path) -> ProxyConfig:
+        data = json.loads(path.read_text())
+        return cls(
+            confdir=Path(data["confdir"]),
+            hosts_file=Path(data["hosts_file"]),
+            journal=Path(data["journal"]),
+            listeners=tuple(Listener(**item) for item in data["listeners"]),
+        )
+
+
+def write_hosts(path: Path, hosts: set[str] | frozenset[str] | list[str]) -> None:
+    """Replace the host map atomically: a request sees the old map or the new, never half."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"hosts": sorted({h.lower() for h in hosts})}) + "\n")
+    tmp.replace(path)
+
+
+class HostMap:
+    """The hosts that have a fake, reread whenever the file was replaced (checked by stat on
+    every request: a few microseconds, and an update is seen by the very next request)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._seen: tuple[int, int, int] | None = None
+        self._hosts: frozenset[str] = frozenset()
+
+    def hosts(self) -> frozenset[str]:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            self._seen, self._hosts = None, frozenset()
+            return self._hosts
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if key != self._seen:
+            data = json.loads(self.path.read_text())
+            self._hosts = frozenset(str(h).lower() for h in data.get("hosts", []))
+            self._seen = key
+        return self._hosts

@@ -80,7 +80,7 @@ class Acknowledge(StrEnum):
     EARLY = "early"  # the 2xx only means the event was accepted
 
 
-class Problem(ValueError):
+class Problem(ConfigError, ValueError):
     """A check's failure with its fix; ``sub`` names a field below the validated one (the
     model validators check several fields together and still name the one to fix)."""
 

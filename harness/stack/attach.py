@@ -39,7 +39,7 @@ from typing import IO, Any
 import psycopg
 
 from harness import loopback
-from harness.errors import ConfigError, HarnessError, ServiceExited
+from harness.errors import AttachError, HarnessError, ServiceExited
 from harness.stack.deploy import DeployedWorkflow
 from harness.stack.install import Installation
 from harness.stack.n8n import N8nProcess, Role, SharedEnv
@@ -67,10 +67,6 @@ _NOT_SHAPE = frozenset(
 _UNIX_PATH_MAX = 100  # sun_path is 108 bytes; keep a margin
 
 Progress = Callable[[str], None]
-
-
-class AttachError(ConfigError):
-    """The warm stack cannot be used: gone, busy, or shaped differently."""
 
 
 # -- config shape -----------------------------------------------------------------------

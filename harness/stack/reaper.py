@@ -23,6 +23,7 @@ import threading
 import time
 from pathlib import Path
 
+from harness.errors import HarnessBug
 from harness.stack.process import RUN_TAG
 
 
@@ -172,13 +173,13 @@ class OwnersReaper(Reaper):
         return self._pid
 
     def started(self, pgid: int) -> None:
-        raise RuntimeError(f"an attached run started process group {pgid} itself")
+        raise HarnessBug(f"an attached run started process group {pgid} itself")
 
     def ended(self, pgid: int) -> None:
         del pgid
 
     def uses_containers(self) -> None:
-        raise RuntimeError("an attached run never starts containers")
+        raise HarnessBug("an attached run never starts containers")
 
     def close(self, timeout_s: float = 10.0) -> None:
         del timeout_s  # the owner closes its reaper when `down` ends the stack

@@ -1,4 +1,4 @@
-"""One case while it runs: the world the plug-ins act on (stack, fault, sender, journal).
+"""Internal: One case while it runs: the world the plug-ins act on (stack, fault, sender, journal).
 
 Delivery plans, faults and crash points only see a ``CaseRun``; the runner creates it, drives
 the phases and turns what was observed into evidence. Every wait here has a deadline; an

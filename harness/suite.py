@@ -1,7 +1,7 @@
-"""The crash matrix as a pytest test. The plugin parametrizes ``chaos_case`` with every case
-of the workflows found (bundled, or ``--chaos-workflows DIR``); ids read
-``<workflow>-<delivery>-<fault>-<crash point>[-r<run>]``, so one case reruns with its node id
-or ``-k``."""
+"""Internal: The crash matrix as a pytest test. The plugin parametrizes ``chaos_case`` with every
+case of the workflows found (bundled, or ``--chaos-workflows DIR``); ids read
+``<workflow>-<delivery>-<fault>-<crash point>[-r<run>]``, so one case reruns with its node id or
+``-k``."""
 
 from __future__ import annotations
 

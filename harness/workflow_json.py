@@ -1,4 +1,4 @@
-"""Checks of an n8n workflow's JSON, as far as the harness relies on it.
+"""Internal: Checks of an n8n workflow's JSON, as far as the harness relies on it.
 
 Errors (``ConfigError``): the shape n8n exports, exactly one Webhook node whose path, method
 and responseMode match the manifest. Warnings (one line each, never an error): the two things

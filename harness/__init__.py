@@ -1,0 +1,112 @@
+"""n8n-chaos: did each side effect of an n8n workflow happen exactly once, under faults?
+
+The public surface is ``__all__``: the stack and its configuration (what the ``n8n_stack`` and
+``n8n_chaos_config`` fixtures yield), the workflows under test and their loader, a case and its
+verdict, the plugin fixtures' types, and the errors (``harness.errors``). Modules whose
+docstring starts with "Internal:" may change without notice.
+
+Importing ``harness`` stays light: the errors load now, every other name when first used (the
+stack pulls in psycopg, the plugin pytest), so ``python -m harness`` and the warm runner's
+clients start fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from harness.errors import (
+    AttachError,
+    CaseAborted,
+    ConfigError,
+    DockerUnavailable,
+    HarnessBug,
+    HarnessCaseError,
+    HarnessError,
+    InstallError,
+    PortInUse,
+    ServiceError,
+    ServiceExited,
+    ServiceStartTimeout,
+    SetupError,
+    ToxiproxyConflict,
+    ToxiproxyError,
+    ToxiproxyNotFound,
+    ToxiproxyUnavailable,
+)
+
+if TYPE_CHECKING:
+    from harness.cases import Case
+    from harness.deployment import Deployment
+    from harness.manifest import WorkflowUnderTest, discover, load_manifest
+    from harness.oracle import Evidence, Judgement, Verdict, judge
+    from harness.plugin import ChaosDeployments
+    from harness.runner import PhaseObserver
+    from harness.stack.install import Installation
+    from harness.stack.stack import Stack, StackConfig
+
+# Name -> the module it lives in, imported on first use.
+_LAZY = {
+    "Case": "harness.cases",
+    "ChaosDeployments": "harness.plugin",
+    "Deployment": "harness.deployment",
+    "Evidence": "harness.oracle",
+    "Installation": "harness.stack.install",
+    "Judgement": "harness.oracle",
+    "PhaseObserver": "harness.runner",
+    "Stack": "harness.stack.stack",
+    "StackConfig": "harness.stack.stack",
+    "Verdict": "harness.oracle",
+    "WorkflowUnderTest": "harness.manifest",
+    "discover": "harness.manifest",
+    "judge": "harness.oracle",
+    "load_manifest": "harness.manifest",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+__all__ = [
+    "AttachError",
+    "Case",
+    "CaseAborted",
+    "ChaosDeployments",
+    "ConfigError",
+    "Deployment",
+    "DockerUnavailable",
+    "Evidence",
+    "HarnessBug",
+    "HarnessCaseError",
+    "HarnessError",
+    "InstallError",
+    "Installation",
+    "Judgement",
+    "PhaseObserver",
+    "PortInUse",
+    "ServiceError",
+    "ServiceExited",
+    "ServiceStartTimeout",
+    "SetupError",
+    "Stack",
+    "StackConfig",
+    "ToxiproxyConflict",
+    "ToxiproxyError",
+    "ToxiproxyNotFound",
+    "ToxiproxyUnavailable",
+    "Verdict",
+    "WorkflowUnderTest",
+    "discover",
+    "judge",
+    "load_manifest",
+]

@@ -1,4 +1,4 @@
-"""One case while it runs: the world the plug-ins act on (stack, fault, sender, journal).
+"""Internal: One case while it runs: the world the plug-ins act on (stack, fault, sender, journal).
 
 ``CaseRun`` implements ``harness.contract.CaseWorld``, the narrow view delivery plans and
 crash points get (faults get ``FaultContext``); the runner creates it, drives the phases and

@@ -1,4 +1,5 @@
-"""The ``n8n-chaos`` command: install the real parts, bring a stack up or down, run cases."""
+"""Internal: The ``n8n-chaos`` command: install the real parts, bring a stack up or down, run
+cases."""
 
 from __future__ import annotations
 

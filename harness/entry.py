@@ -1,5 +1,5 @@
-"""`n8n-chaos` and `python -m harness`: a `run` goes to the warm runner of a live `up` when
-there is one (harness.warm), everything else to the CLI (harness.cli) in this process."""
+"""Internal: `n8n-chaos` and `python -m harness`: a `run` goes to the warm runner of a live `up`
+when there is one (harness.warm), everything else to the CLI (harness.cli) in this process."""
 
 from __future__ import annotations
 

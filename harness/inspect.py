@@ -1,4 +1,5 @@
-"""Saved cases, read back: find a case's evidence, show it, re-judge it with today's oracle.
+"""Internal: Saved cases, read back: find a case's evidence, show it, re-judge it with today's
+oracle.
 
 ``n8n-chaos show`` and ``n8n-chaos recheck`` are thin over this; nothing here starts a
 process or touches a stack (the oracle is pure, the evidence is plain JSON).

@@ -1,4 +1,5 @@
-"""The fault journal: what the harness did to the stack, and when (wall clock and monotonic).
+"""Internal: The fault journal: what the harness did to the stack, and when (wall clock and
+monotonic).
 
 Faults and crash points write here; the oracle reads it to decide whether the fault landed
 in its window. Nothing else is shared between the two sides.

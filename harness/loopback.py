@@ -1,4 +1,4 @@
-"""HTTP to the parts of the stack. Every address is plain HTTP on 127.0.0.1, so a client
+"""Internal: HTTP to the parts of the stack. Every address is plain HTTP on 127.0.0.1, so a client
 skips TLS set-up (about 35 ms a client, 250 ms the first in a process: most of an attached
 run's start) and ignores proxy settings from the environment (an ``HTTP_PROXY`` must never
 carry the stack's traffic off the machine)."""

@@ -1,6 +1,6 @@
-"""The shape of ``manifest.json`` as pydantic models: types, required fields, unknown fields and
-the checks that need only the manifest itself. ``harness.manifest`` reads the files the
-manifest names (the workflow JSON, the ledger schema) and checks the manifest against them.
+"""Internal: The shape of ``manifest.json`` as pydantic models: types, required fields, unknown
+fields and the checks that need only the manifest itself. ``harness.manifest`` reads the files
+the manifest names (the workflow JSON, the ledger schema) and checks the manifest against them.
 
 ``parse(doc, path)`` turns the first validation error into one ``ConfigError`` line naming the
 file, the field and the fix; ``json_schema()`` is what ``n8n-chaos schema`` prints for editors.
@@ -72,7 +72,7 @@ class Acknowledge(StrEnum):
     EARLY = "early"  # the 2xx only means the event was accepted
 
 
-class Problem(ValueError):
+class Problem(ConfigError, ValueError):
     """A check's failure with its fix; ``sub`` names a field below the validated one (the
     model validators check several fields together and still name the one to fix)."""
 

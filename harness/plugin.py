@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness.errors import ConfigError
+from harness.errors import AttachError, ConfigError
 from harness.report.allure_report import write_categories, write_environment
 from harness.sharding import TIMINGS_FILE, assign, load_timings, parse_shard, write_timings
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation, Installer
@@ -408,7 +408,7 @@ def _attached_stack(
 ) -> Stack | None:
     """The warm stack of `n8n-chaos up`, when there is one to use (harness.stack.attach).
     One warm stack serves one run: under xdist only gw0 attaches."""
-    from harness.stack.attach import AttachError, attach_for_session
+    from harness.stack.attach import attach_for_session
 
     workerinput: dict[str, Any] = getattr(config, "workerinput", {})
     named = config.getoption("--n8n-attach")

@@ -25,7 +25,7 @@ from harness import loopback
 from harness.case_run import CaseRun
 from harness.crashpoints import CrashPoint, get_crashpoint
 from harness.deliveries import DeliveryPlan, get_delivery
-from harness.errors import HarnessError
+from harness.errors import CaseAborted
 from harness.faults import get_fault
 from harness.oracle import (
     UNRESOLVED_LEDGER_STATES,
@@ -66,10 +66,6 @@ class PhaseObserver(Protocol):
     phase passes through it."""
 
     def phase(self, case_id: str, name: str) -> AbstractContextManager[object]: ...
-
-
-class CaseAborted(HarnessError):
-    """The case could not be driven to its end; its evidence is on disk all the same."""
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""When is a case over? Settle means quiet, read from the parts themselves:
+"""Internal: When is a case over? Settle means quiet, read from the parts themselves:
 
 - no execution of the case is live: new/running/waiting in n8n's database AND still a job in
   Bull's queue (or not yet long enough without one to call it orphaned: an execution row left

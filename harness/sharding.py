@@ -1,4 +1,4 @@
-"""Split the selected tests over N shards (``--shard I/N``), one per CI machine.
+"""Internal: Split the selected tests over N shards (``--shard I/N``), one per CI machine.
 
 The split is stable: without timings each test goes to the shard its id hashes to, so a
 test's shard never depends on what else is selected. With the timings of a previous run

@@ -1,7 +1,7 @@
-"""The crash matrix as a pytest test. The plugin parametrizes ``chaos_case`` with every case
-of the workflows found (bundled, or ``--chaos-workflows DIR``); ids read
-``<workflow>-<delivery>-<fault>-<crash point>[-r<run>]``, so one case reruns with its node id
-or ``-k``."""
+"""Internal: The crash matrix as a pytest test. The plugin parametrizes ``chaos_case`` with every
+case of the workflows found (bundled, or ``--chaos-workflows DIR``); ids read
+``<workflow>-<delivery>-<fault>-<crash point>[-r<run>]``, so one case reruns with its node id or
+``-k``."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from harness.cases import Case
+from harness.errors import CaseAborted, HarnessCaseError
 from harness.oracle import Verdict
 from harness.plugin import ChaosDeployments
 from harness.report.allure_report import attach_evidence, attach_result, label_case
-from harness.runner import CaseAborted, CaseResult, PhaseObserver, run_case
+from harness.runner import CaseResult, PhaseObserver, run_case
 from harness.stack.stack import Stack
 from harness.terminal.reporter import VERDICT_PROPERTY
 
@@ -80,7 +81,3 @@ def _set_aside(case_dir: Path, try_no: int) -> Path:
     shutil.rmtree(kept, ignore_errors=True)  # an earlier run's leftover in a reused run folder
     case_dir.rename(kept)
     return kept
-
-
-class HarnessCaseError(Exception):
-    """The case could not prove its fault landed: reported as broken, never as a pass."""

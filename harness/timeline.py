@@ -1,4 +1,4 @@
-"""A case's timeline from its saved evidence: what happened, on which lane, when.
+"""Internal: A case's timeline from its saved evidence: what happened, on which lane, when.
 
 ``events(doc)`` turns an ``evidence.json`` (see ``harness.runner._finish``) into a list of
 events in seconds from the case's start, one lane per actor:

@@ -1,4 +1,4 @@
-"""Checks of an n8n workflow's JSON, as far as the harness relies on it.
+"""Internal: Checks of an n8n workflow's JSON, as far as the harness relies on it.
 
 Errors (``ConfigError``): the shape n8n exports, exactly one Webhook node whose path, method
 and responseMode match the manifest. Warnings (one line each, never an error): the two things
@@ -26,7 +26,7 @@ EARLY_RESPONSE_MODE = "onReceived"  # n8n answers as soon as the request is rece
 RESPONSE_MODES = (*SYNCHRONOUS_RESPONSE_MODES, EARLY_RESPONSE_MODE)
 # n8n's Webhook node acknowledges on receipt when responseMode is absent.
 WEBHOOK_DEFAULT_RESPONSE_MODE = EARLY_RESPONSE_MODE
-# harness/stack/stack.py upstream_env_name("provider"): the provider's URL behind its proxy.
+# harness/stack/n8n.py upstream_env_name("provider"): the provider's URL behind its proxy.
 PROVIDER_ENV = "N8N_CHAOS_UPSTREAM_PROVIDER"
 
 # `reference: <expr>` in code or a JSON body, `"reference": "<expr>"`.

@@ -1,4 +1,4 @@
-"""The client side: deliveries of a business event to a webhook, each attempt recorded.
+"""Internal: The client side: deliveries of a business event to a webhook, each attempt recorded.
 
 Every attempt ends as one of Jepsen's three outcomes:
 - ok:   a 2xx was seen; the workflow says the effect is done;

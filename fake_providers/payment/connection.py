@@ -17,11 +17,13 @@ from typing import Any
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..errors import FakeProviderError
+
 TRANSPORT_SCOPE_KEY = "fake_provider.transport"
 _DISCONNECT_WAIT_SECONDS = 5.0
 
 
-class ConnectionDropUnsupported(RuntimeError):
+class ConnectionDropUnsupported(FakeProviderError):
     """The server running the app does not expose a socket (e.g. an in-process test client)."""
 
 

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from ..errors import FakeProviderError
 from .kinds import BarrierState, CrashPoint, Effect, FaultKind, Outcome
 
 NameT = TypeVar("NameT", bound=StrEnum)
@@ -29,7 +30,7 @@ NameT = TypeVar("NameT", bound=StrEnum)
 _LONG_POLL_SLACK_SECONDS = 5.0
 
 
-class ProviderControlError(Exception):
+class ProviderControlError(FakeProviderError):
     """Base of every error the control client raises."""
 
 

@@ -7,12 +7,14 @@ token (`Idempotency-Key: abc`). Both are accepted and name the same key.
 
 from __future__ import annotations
 
+from ..errors import FakeProviderError
+
 MAX_KEY_LENGTH = 255
 _PRINTABLE = frozenset(chr(code) for code in range(0x20, 0x7F))
 _VISIBLE = _PRINTABLE - {" "}
 
 
-class InvalidIdempotencyKey(ValueError):
+class InvalidIdempotencyKey(FakeProviderError, ValueError):
     """The header is present but is not a usable key; answered with 400."""
 
 

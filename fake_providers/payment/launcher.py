@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from ..errors import FakeProviderError
 from .config import HOST, READY_PREFIX
 
 
-class ProviderStartError(RuntimeError):
+class ProviderStartError(FakeProviderError):
     """The provider exited or stayed silent instead of printing its READY line."""
 
 

@@ -15,6 +15,8 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
+from ..errors import FakeProviderError
+
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 PROBLEM_TYPE_BASE = "https://n8n-chaos.invalid/problems/"
 
@@ -47,7 +49,7 @@ def problem_response(
     )
 
 
-class ProblemError(Exception):
+class ProblemError(FakeProviderError):
     """Raised inside a handler to answer with a problem document."""
 
     def __init__(self, status: int, slug: str, title: str, detail: str, **extra: Any) -> None:

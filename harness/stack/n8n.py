@@ -62,6 +62,11 @@ def offline_modules_env(n8n_bin: Path) -> dict[str, str]:
     return {"N8N_DISABLED_MODULES": ",".join(disabled)} if disabled else {}
 
 
+def upstream_env_name(name: str) -> str:
+    """The variable a workflow reads an upstream's address from (``$env.<name>``)."""
+    return "N8N_CHAOS_UPSTREAM_" + name.upper().replace("-", "_")
+
+
 @dataclass(frozen=True)
 class SharedEnv:
     """What every n8n process of one stack has in common."""
@@ -186,6 +191,15 @@ class N8nProcess:
 
     def stop(self) -> None:
         self.process.stop()
+
+    def started_execution(self, execution_id: str) -> bool:
+        """Whether this (worker) process picked the execution up, from its log
+        ("Worker started execution N")."""
+        needle = f"Worker started execution {execution_id} ("
+        try:
+            return needle in self.process.log_path.read_text(errors="replace")
+        except OSError:
+            return False
 
     def restart(self, ready_timeout_s: float = 120.0) -> float:
         """Stop (or reap a killed process), start again, wait ready; returns seconds to ready."""

@@ -162,5 +162,10 @@ class PostgresServer:
         with psycopg.connect(self.dsn(), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
 
+    def run_script(self, database: str, script: str) -> None:
+        """Run SQL statements (DDL, a schema file) on ``database``, outside a transaction."""
+        with psycopg.connect(self.dsn(database), autocommit=True) as conn:
+            conn.execute(script.encode())
+
     def remove_data(self) -> None:
         shutil.rmtree(self.base_dir, ignore_errors=True)

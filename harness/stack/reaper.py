@@ -23,6 +23,7 @@ import threading
 import time
 from pathlib import Path
 
+from harness.errors import HarnessBug
 from harness.stack.process import RUN_TAG
 
 
@@ -57,7 +58,7 @@ def sweep(run_id: str, groups: set[int], deadline_s: float = 10.0) -> None:
 
 def remove_run_data(run_id: str) -> None:
     """The run's Postgres data dirs in the temp dir (``n8n-chaos-pg-<run id>-*``), and its
-    sockets when a long run dir put them there (``harness.stack.attach.socket_path``)."""
+    sockets when a long run dir put them there (``harness.stack.attach.protocol.socket_path``)."""
     temp = Path(tempfile.gettempdir())
     for path in temp.glob(f"n8n-chaos-pg-{run_id}-*"):
         shutil.rmtree(path, ignore_errors=True)
@@ -172,13 +173,13 @@ class OwnersReaper(Reaper):
         return self._pid
 
     def started(self, pgid: int) -> None:
-        raise RuntimeError(f"an attached run started process group {pgid} itself")
+        raise HarnessBug(f"an attached run started process group {pgid} itself")
 
     def ended(self, pgid: int) -> None:
         del pgid
 
     def uses_containers(self) -> None:
-        raise RuntimeError("an attached run never starts containers")
+        raise HarnessBug("an attached run never starts containers")
 
     def close(self, timeout_s: float = 10.0) -> None:
         del timeout_s  # the owner closes its reaper when `down` ends the stack

@@ -26,14 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import psycopg
-from psycopg.rows import dict_row
-
 from harness.errors import ConfigError, HarnessError
+from harness.stack import n8n_db
 from harness.stack.deploy import DeployedWorkflow, deploy
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation
 from harness.stack.intercept import InterceptProxy
-from harness.stack.n8n import N8nProcess, Role, SharedEnv
+from harness.stack.n8n import N8nProcess, Role, SharedEnv, upstream_env_name
 from harness.stack.n8n_api import N8nApi, Owner, bootstrap_owner
 from harness.stack.ports import HOST, collect_ports, ensure_free, free_port, release_ports
 from harness.stack.postgres import PostgresServer
@@ -43,8 +41,7 @@ from harness.stack.readiness import Service, wait_all_ready
 from harness.stack.redis import RedisServer
 from harness.stack.run import RunContext
 from harness.stack.template import DatabaseTemplate
-from harness.stack.template import cached as template_is_cached
-from harness.stack.template import ensure as ensure_template
+from harness.stack.template import for_stack as template_for_stack
 from harness.stack.toxiproxy import Proxy, ToxiproxyClient
 from harness.stack.toxiproxy_server import ToxiproxyServer
 
@@ -60,10 +57,6 @@ Progress = Callable[[str], None]
 
 def _quiet(message: str) -> None:
     del message
-
-
-def upstream_env_name(name: str) -> str:
-    return "N8N_CHAOS_UPSTREAM_" + name.upper().replace("-", "_")
 
 
 @dataclass(frozen=True)
@@ -206,26 +199,14 @@ class Stack:
 
     def worker_running(self, execution_id: str) -> int | None:
         """Which worker picked the execution up, from its log ("Worker started execution N")."""
-        needle = f"Worker started execution {execution_id} ("
         for i, worker in enumerate(self.workers):
-            try:
-                if needle in worker.process.log_path.read_text(errors="replace"):
-                    return i
-            except OSError:
-                continue
+            if worker.started_execution(execution_id):
+                return i
         return None
 
     def executions(self, workflow_id: str) -> list[dict[str, Any]]:
         """Execution rows of a workflow, straight from n8n's database (oldest first)."""
-        with psycopg.connect(self.postgres_dsn, row_factory=dict_row) as conn:
-            return conn.execute(
-                'SELECT id::text AS id, status, mode, "retryOf" AS retry_of, '
-                '"retrySuccessId" AS retry_success_id, '
-                'extract(epoch from "startedAt")::float AS started_at, '
-                'extract(epoch from "stoppedAt")::float AS stopped_at '
-                'FROM execution_entity WHERE "workflowId" = %s ORDER BY id',
-                (workflow_id,),
-            ).fetchall()
+        return n8n_db.execution_rows(self.postgres_dsn, workflow_id)
 
     def worker_upstream_proxy(self, worker_index: int, upstream: str) -> Proxy:
         return self.proxies[f"worker{worker_index}_{upstream}"]
@@ -246,7 +227,10 @@ class Stack:
         config.validate()
         if config.main_port is not None:
             ensure_free(config.main_port, "n8n main")
-        template, template_s = _template_for(installation, config, progress)
+        wanted = config.db_template and config.backend == "native"
+        template, template_s = template_for_stack(
+            installation, wanted, progress, config.ready_timeout_s
+        )
         run = RunContext.create(config.runs_root, run_dir=config.run_dir)
         progress(f"run {run.run_id}: logs in {run.run_dir}")
         stack: Stack | None = None
@@ -443,8 +427,7 @@ class Stack:
     def apply_ledger_schema(self, sql: str | None) -> None:
         """Run a workflow's ledger DDL on the ledger database (it must be re-runnable)."""
         if sql:
-            with psycopg.connect(self.ledger_dsn, autocommit=True) as conn:
-                conn.execute(sql.encode())
+            self.postgres.run_script(LEDGER_DATABASE, sql)
 
     # -- state file (for `n8n-chaos down` and for humans) -----------------------------
     def describe(self) -> dict[str, Any]:
@@ -525,23 +508,6 @@ def _one_bring_up_at_a_time(progress: Progress) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _template_for(
-    inst: Installation, config: StackConfig, progress: Progress
-) -> tuple[DatabaseTemplate | None, float]:
-    """The migrated database template (made now if missing), and how long making it took.
-    A template that cannot be made is not fatal: the stack then migrates a fresh database."""
-    if not config.db_template or inst.cache_dir is None or config.backend != "native":
-        return None, 0.0
-    started = time.monotonic()
-    was_cached = template_is_cached(inst)
-    try:
-        template = ensure_template(inst, progress, config.ready_timeout_s)
-    except HarnessError as exc:
-        progress(f"no database template, migrating a fresh database: {exc}")
-        return None, 0.0
-    return template, 0.0 if was_cached else time.monotonic() - started
 
 
 def _compose_project(run: RunContext, config: StackConfig) -> ComposeProject | None:

@@ -106,6 +106,26 @@ def ensure(
     return found
 
 
+def for_stack(
+    inst: Installation,
+    wanted: bool,
+    progress: Callable[[str], None],
+    ready_timeout_s: float,
+) -> tuple[DatabaseTemplate | None, float]:
+    """The template a stack copies (made now if missing), and how long making it took.
+    A template that cannot be made is not fatal: the stack then migrates a fresh database."""
+    if not wanted or inst.cache_dir is None:
+        return None, 0.0
+    started = time.monotonic()
+    was_cached = cached(inst)
+    try:
+        template = ensure(inst, progress, ready_timeout_s)
+    except HarnessError as exc:
+        progress(f"no database template, migrating a fresh database: {exc}")
+        return None, 0.0
+    return template, 0.0 if was_cached else time.monotonic() - started
+
+
 def _bake(inst: Installation, staging: Path, ready_timeout_s: float) -> None:
     assert inst.cache_dir is not None
     run = RunContext.create(inst.cache_dir / "logs" / "templates", link_latest=False)

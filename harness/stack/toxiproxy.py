@@ -18,9 +18,10 @@ Errors, grouped by cause::
     ├─ ToxiproxyNotFound      404: no such proxy or toxic
     └─ ToxiproxyConflict      409: a proxy or toxic with that name already exists
 
-Any other non-2xx status raises the base ``ToxiproxyError`` with that status. Passing a value
-that Toxiproxy would accept but that makes no sense (a toxicity outside [0, 1]) raises
-``ValueError`` and is not a ``ToxiproxyError``.
+The error classes live in ``harness.errors`` (re-exported here). Any other non-2xx status
+raises the base ``ToxiproxyError`` with that status. Passing a value that Toxiproxy would accept
+but that makes no sense (a toxicity outside [0, 1]) raises ``ConfigError``, not a
+``ToxiproxyError``.
 
 Retries: a request that gets HTTP 503 (Shopify/toxiproxy#500) or a connection-level error is
 retried up to ``retries`` more times with a short doubling backoff. A 503 comes from the server's
@@ -50,7 +51,13 @@ from typing import Any, Literal, NotRequired, Self, TypedDict
 import httpx
 
 from harness import loopback
-from harness.errors import HarnessError
+from harness.errors import (
+    ConfigError,
+    ToxiproxyConflict,
+    ToxiproxyError,
+    ToxiproxyNotFound,
+    ToxiproxyUnavailable,
+)
 
 __all__ = [
     "Proxy",
@@ -78,33 +85,6 @@ _RETRYABLE_TRANSPORT_ERRORS: tuple[type[httpx.TransportError], ...] = (
 )
 _MAX_BACKOFF_S = 1.0
 _DEFAULT_LISTEN = "127.0.0.1:0"
-
-
-class ToxiproxyError(HarnessError):
-    """A Toxiproxy API call failed."""
-
-    def __init__(
-        self, message: str, *, status: int | None = None, method: str = "", path: str = ""
-    ) -> None:
-        self.message = message
-        self.status = status
-        self.method = method
-        self.path = path
-        where = f"{method} {path}: " if method else ""
-        code = f"HTTP {status}: " if status is not None else ""
-        super().__init__(f"{where}{code}{message}")
-
-
-class ToxiproxyUnavailable(ToxiproxyError):
-    """The server could not be reached, or kept answering 503."""
-
-
-class ToxiproxyNotFound(ToxiproxyError):
-    """HTTP 404: the proxy or toxic does not exist."""
-
-
-class ToxiproxyConflict(ToxiproxyError):
-    """HTTP 409: a proxy or toxic with that name already exists."""
 
 
 class ProxyConfig(TypedDict):
@@ -156,7 +136,7 @@ def _undo_on_exit(undo: Callable[[], None], what: str) -> Iterator[None]:
 def _check_toxicity(toxicity: float) -> None:
     # The server stores any float without complaint (3.0 is accepted as-is).
     if not 0.0 <= toxicity <= 1.0:
-        raise ValueError(f"toxicity must be within [0, 1], got {toxicity!r}")
+        raise ConfigError(f"toxicity must be within [0, 1], got {toxicity!r}")
 
 
 class Proxy:
@@ -310,7 +290,7 @@ class ToxiproxyClient:
         backoff_s: float = 0.1,
     ) -> None:
         if retries < 0 or backoff_s < 0:
-            raise ValueError("retries and backoff_s must not be negative")
+            raise ConfigError("retries and backoff_s must not be negative")
         self.base_url = base_url.rstrip("/")
         self._retries = retries
         self._backoff_s = backoff_s

@@ -19,7 +19,7 @@ from types import FrameType
 from harness.stack.run import default_runs_root
 from harness.warm.protocol import ACCEPTED, EXIT, INTERRUPT, STATE_KEY, STD_FDS, Request
 
-ATTACH_STATE = "attach.json"  # harness.stack.attach.STATE_FILE, not imported: it is heavy
+ATTACH_STATE = "attach.json"  # harness.stack.attach.protocol.STATE_FILE, not imported: it is heavy
 
 
 def forward(args: list[str]) -> int | None:

@@ -15,6 +15,7 @@ import httpx
 import pytest
 import respx
 
+from harness.errors import ConfigError
 from harness.stack.toxiproxy import (
     Proxy,
     Toxic,
@@ -197,7 +198,7 @@ def test_add_toxic_rejects_toxicity_outside_unit_interval(
     mock: respx.MockRouter, proxy: Proxy
 ) -> None:
     route = mock.post("/proxies/pg/toxics")
-    with pytest.raises(ValueError, match="toxicity"):
+    with pytest.raises(ConfigError, match="toxicity"):
         proxy.add_toxic("latency", toxicity=3.0, latency=1)
     assert not route.called
 

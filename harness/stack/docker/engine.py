@@ -9,15 +9,11 @@ from functools import cache
 import docker
 from docker.errors import DockerException
 
-from harness.errors import ConfigError
+from harness.errors import DockerUnavailable
 
 SETUP_HINT = "run `bash scripts/docker-setup.sh` (installs and starts the engine, builds images)"
 RUN_LABEL = "n8n-chaos.run"
 PROJECT_PREFIX = "n8n-chaos-"
-
-
-class DockerUnavailable(ConfigError):
-    """The compose backend was asked for but the engine or compose v2 is missing."""
 
 
 @cache

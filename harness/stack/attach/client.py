@@ -1,37 +1,17 @@
-"""Attach to a warm stack: a run uses the stack that ``n8n-chaos up`` keeps running.
-
-Who does what:
-- The ``up`` process (the *owner*) keeps its ``Stack`` and serves ``<run dir>/attach.sock``
-  (``serve``). Every process action an attached run asks for (kill, pause, resume, stop,
-  start) is done by the owner on its own ``ManagedProcess``: a worker a fault restarts is
-  the owner's child, announced to the owner's reaper, ended by ``down``, and it does not die
-  when the attached run exits. Environments and their secrets never leave the owner.
-- ``<run dir>/attach.json`` (0600) holds what an attacher rebuilds its handles from: ports,
-  the database password, the API key, the ledger credential, log paths, the config's shape.
-- An attached run (``attach``) gets an ``AttachedStack``: the same typed handles as a stack
-  it started (its processes are ``RemoteProcess``-es), its evidence in its own run directory,
-  and an exclusive lock on the warm stack (``flock`` on ``<run dir>/attach.lock``), so two
-  attached runs never share it. Ending it (``stop``) leaves the stack as it found it and
-  stops nothing.
-- Deployed workflows stay in the warm n8n; an attached run reuses the ones with the same
-  content (``<run dir>/deployed.json``) and replaces changed ones.
-"""
+"""The attacher's side (what ``n8n-chaos run`` and the pytest plugin use): find a live warm
+stack, lock it, and rebuild the stack's typed handles from ``attach.json``; its processes are
+driven through the owner."""
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fcntl
 import hashlib
 import json
 import os
 import socket
-import socketserver
 import sys
-import tempfile
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -39,7 +19,19 @@ from typing import IO, Any
 import psycopg
 
 from harness import loopback
-from harness.errors import ConfigError, HarnessError, ServiceExited
+from harness.errors import AttachError, HarnessError, ServiceExited
+from harness.stack.attach.protocol import (
+    DEPLOYED_FILE,
+    LOCK_FILE,
+    STATE_FILE,
+    Progress,
+    config_shape,
+    decode,
+    encode,
+    read_state,
+    shape_differences,
+    write_private,
+)
 from harness.stack.deploy import DeployedWorkflow
 from harness.stack.install import Installation
 from harness.stack.n8n import N8nProcess, Role, SharedEnv
@@ -54,257 +46,8 @@ from harness.stack.run import RunContext, default_runs_root, new_run_id, point_l
 from harness.stack.stack import Stack, StackConfig
 from harness.stack.toxiproxy import ToxiproxyClient
 from harness.stack.toxiproxy_server import ToxiproxyServer
-from harness.warm import protocol as warm
-
-STATE_FILE = "attach.json"
-SOCKET_FILE = "attach.sock"
-LOCK_FILE = "attach.lock"
-DEPLOYED_FILE = "deployed.json"
-# Config fields that do not change what a case sees; the rest must match to attach.
-_NOT_SHAPE = frozenset(
-    {"ready_timeout_s", "runs_root", "run_dir", "main_port", "db_template", "toxiproxy_seed"}
-)
-_UNIX_PATH_MAX = 100  # sun_path is 108 bytes; keep a margin
-
-Progress = Callable[[str], None]
 
 
-class AttachError(ConfigError):
-    """The warm stack cannot be used: gone, busy, or shaped differently."""
-
-
-# -- config shape -----------------------------------------------------------------------
-def _plain(value: object) -> object:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if isinstance(value, Path):
-        return str(value)
-    return dict(value)  # type: ignore[call-overload]  # the Mapping fields
-
-
-def config_shape(config: StackConfig) -> dict[str, Any]:
-    """The fields of a config that a case depends on, as plain JSON."""
-    chosen = {
-        f.name: getattr(config, f.name)
-        for f in dataclasses.fields(config)
-        if f.name not in _NOT_SHAPE
-    }
-    shape: dict[str, Any] = json.loads(json.dumps(chosen, default=_plain, sort_keys=True))
-    return shape
-
-
-def shape_differences(stack_shape: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
-    """What differs; a field one side does not know (a harness of another version) counts
-    as its default."""
-    defaults = config_shape(StackConfig())
-    differences = []
-    for key in sorted(set(stack_shape) | set(wanted)):
-        have = stack_shape.get(key, defaults.get(key))
-        want = wanted.get(key, defaults.get(key))
-        if have != want:
-            differences.append(f"{key}: the stack has {have!r}, this run wants {want!r}")
-    return differences
-
-
-# -- the owner's side (`n8n-chaos up`) ---------------------------------------------------
-def _snapshot(proc: ManagedProcess) -> dict[str, Any]:
-    running = proc.running
-    return {
-        "pid": proc.pid,
-        "running": running,
-        "paused": proc.paused,
-        "last_returncode": proc.last_returncode,
-        # What ManagedProcess.ensure_running looks at: the live code, or the reaped one.
-        "exit_code": proc.returncode if proc.pid is not None else proc.last_returncode,
-    }
-
-
-class ProcessOwner:
-    """Answers the attacher's requests on the owner's own process handles."""
-
-    def __init__(self, run_id: str, processes: list[ManagedProcess]) -> None:
-        self.run_id = run_id
-        self.by_name = {p.name: p for p in processes}
-        # ManagedProcess is not thread-safe; one action at a time per process, while two
-        # processes may be acted on at once (a timer thread heals while a case kills).
-        self.locks = {name: threading.Lock() for name in self.by_name}
-
-    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        op = request.get("op")
-        if op == "ping":
-            return {"ok": True, "run_id": self.run_id, "pid": os.getpid()}
-        name = str(request.get("name"))
-        proc = self.by_name.get(name)
-        if proc is None:
-            return {"ok": False, "error": f"no process {name!r} in run {self.run_id}"}
-        with self.locks[name]:
-            try:
-                if op == "start":
-                    proc.start()
-                elif op == "stop":
-                    proc.stop(grace_s=float(request.get("grace_s", 10.0)))
-                elif op == "kill":
-                    proc.kill()
-                elif op == "pause":
-                    proc.pause()
-                elif op == "resume":
-                    proc.resume()
-                elif op != "state":
-                    return {"ok": False, "error": f"unknown request {op!r}"}
-            except HarnessError as exc:
-                return {"ok": False, "error": str(exc)}
-            return {"ok": True, **_snapshot(proc)}
-
-
-class _Handler(socketserver.StreamRequestHandler):
-    server: _Server
-
-    def handle(self) -> None:
-        for line in self.rfile:
-            reply = self.server.owner.answer(json.loads(line))
-            self.wfile.write(json.dumps(reply).encode() + b"\n")
-            self.wfile.flush()
-
-
-class _Server(socketserver.ThreadingUnixStreamServer):
-    daemon_threads = True
-
-    def __init__(self, path: str, owner: ProcessOwner) -> None:
-        self.owner = owner
-        super().__init__(path, _Handler, bind_and_activate=False)
-
-
-def socket_path(run_dir: Path, run_id: str, name: str = SOCKET_FILE) -> Path:
-    """In the run dir when the path fits a unix socket address, else in the temp dir
-    (where the reaper finds it: ``harness.stack.reaper.remove_run_data``)."""
-    path = run_dir / name
-    if len(str(path)) < _UNIX_PATH_MAX:
-        return path
-    return Path(tempfile.gettempdir()) / f"n8n-chaos-{run_id}-{name}"
-
-
-@dataclass
-class Serving:
-    """The owner's attach endpoint; ``close`` before the stack stops."""
-
-    server: _Server
-    thread: threading.Thread
-    files: list[Path]
-    runner: ManagedProcess | None = None
-    runner_error: str | None = None  # why there is no warm runner
-
-    def close(self) -> None:
-        for path in self.files:  # first: nobody finds or attaches to a stack that is ending
-            path.unlink(missing_ok=True)
-        if self.runner is not None:  # its runs end with it (one process group)
-            self.runner.stop(grace_s=5.0)
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
-
-
-def serve(stack: Stack) -> Serving:
-    """Make the stack attachable: serve its process handles, start the warm runner
-    (harness.warm), write ``attach.json``."""
-    if stack.owner is None or stack.ledger_credential_id is None:
-        raise AttachError("the stack did not finish its setup (no owner account yet)")
-    if getattr(stack.config, "backend", "native") != "native":
-        raise AttachError("attaching works with the native backend only")
-    run_dir = stack.run.run_dir
-    sock = socket_path(run_dir, stack.run.run_id)
-    serving = serve_processes(sock, ProcessOwner(stack.run.run_id, stack.processes))
-    runner_sock = socket_path(run_dir, stack.run.run_id, warm.SOCKET_FILE)
-    try:
-        serving.runner = _warm_runner(stack, runner_sock)
-        serving.files.append(runner_sock)
-    except HarnessError as exc:  # runs still attach, each in its own process
-        serving.runner_error = str(exc)
-    state = run_dir / STATE_FILE
-    runner = runner_sock if serving.runner is not None else None
-    _write_private(state, json.dumps(_state(stack, sock, runner), indent=2) + "\n")
-    serving.files.insert(0, state)
-    return serving
-
-
-def _warm_runner(stack: Stack, sock: Path) -> ManagedProcess:
-    """The preloaded interpreter that `run` hands runs to (harness.warm), serving before
-    attach.json names it: a run started once `up` says so finds it."""
-    argv = (sys.executable, "-m", "harness.warm.server", str(sock))
-    runner = stack.run.process("warm-runner", argv, dict(os.environ), cwd=Path.cwd())
-    runner.start()
-    try:
-        wait_ready(Readiness("the warm runner", sock.exists, runner), deadline_s=60)
-    except HarnessError:
-        runner.stop(grace_s=1.0)
-        raise
-    return runner
-
-
-def serve_processes(sock: Path, owner: ProcessOwner) -> Serving:
-    sock.unlink(missing_ok=True)
-    server = _Server(str(sock), owner)
-    server.server_bind()
-    sock.chmod(0o600)  # before listening: only this user may drive the stack
-    server.server_activate()
-    thread = threading.Thread(target=server.serve_forever, name="attach-server", daemon=True)
-    thread.start()
-    return Serving(server, thread, [sock])
-
-
-def _write_private(path: Path, text: str) -> None:
-    # Secrets (DB password, API key): created 0600, never readable by others even briefly.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
-
-
-def _state(stack: Stack, sock: Path, runner_sock: Path | None) -> dict[str, Any]:
-    assert stack.owner is not None  # checked by serve
-    provider = stack.provider
-    return {
-        "run_id": stack.run.run_id,
-        "run_dir": str(stack.run.run_dir),
-        "owner_pid": os.getpid(),
-        "reaper_pid": stack.run.reaper.pid,
-        "socket": str(sock),
-        **({} if runner_sock is None else {warm.STATE_KEY: str(runner_sock)}),
-        "shape": config_shape(stack.config),
-        "started_at": time.time(),
-        "postgres": {
-            "port": stack.postgres.port,
-            "password": stack.postgres.password,
-            "base_dir": str(stack.postgres.base_dir),
-        },
-        "redis": {"port": stack.redis.port},
-        "toxiproxy": {"port": stack.toxiproxy_server.port},
-        "provider": None
-        if provider is None
-        else {
-            "port": provider.port,
-            "control_port": provider.control_port,
-            "settings": dataclasses.asdict(provider.settings),
-        },
-        "links": stack.links,
-        "listen_ports": stack.listen_ports,
-        "n8n": [
-            {"name": p.name, "role": p.role, "http_port": p.http_port} for p in stack.n8n_processes
-        ],
-        "owner": dataclasses.asdict(stack.owner),
-        "ledger_credential_id": stack.ledger_credential_id,
-        "pids": {p.name: p.pid for p in stack.processes},
-        "logs": {p.name: str(p.log_path) for p in stack.processes},
-    }
-
-
-def how_to_attach(run_dir: Path) -> str:
-    return (
-        "attach: `n8n-chaos run -k CASE` (or pytest) from this folder uses this stack; "
-        f"or name it: `n8n-chaos run --attach {run_dir}` / pytest --n8n-attach {run_dir}; "
-        "--no-attach starts a fresh stack"
-    )
-
-
-# -- the attacher's side -----------------------------------------------------------------
 class OwnerClient:
     """Requests to the ``up`` process; one short connection per request, so threads (a
     fault's timer, the case) never wait on each other's slow stop."""
@@ -314,7 +57,7 @@ class OwnerClient:
         self.owner_pid = owner_pid
 
     def call(self, op: str, name: str = "", timeout_s: float = 10.0, **extra: Any) -> Any:
-        request = json.dumps({"op": op, "name": name, **extra}).encode() + b"\n"
+        request = encode({"op": op, "name": name, **extra})
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
                 conn.settimeout(timeout_s)
@@ -333,7 +76,7 @@ class OwnerClient:
                 f"the `n8n-chaos up` process (pid {self.owner_pid}) closed the connection; "
                 "the warm stack is ending: run again once it is up, or with --no-attach"
             )
-        reply: dict[str, Any] = json.loads(line)
+        reply = decode(line)
         if not reply.get("ok"):
             raise ServiceExited(name or "stack owner", str(reply.get("error")))
         return reply
@@ -486,7 +229,7 @@ class AttachedStack(Stack):
             self._unpublish(known["id"])
         deployed = super().deploy(workflow)
         cache[name] = {"digest": digest, "id": deployed.id, "webhook_url": deployed.webhook_url}
-        _write_private(cache_path, json.dumps(cache, indent=2) + "\n")
+        write_private(cache_path, json.dumps(cache, indent=2) + "\n")
         return deployed
 
     def _unpublish(self, workflow_id: str) -> None:
@@ -517,14 +260,6 @@ class AttachedStack(Stack):
             return row.fetchone() is not None
 
 
-def _read_state(run_dir: Path) -> dict[str, Any] | None:
-    try:
-        state: dict[str, Any] = json.loads((run_dir / STATE_FILE).read_text())
-    except (OSError, ValueError):
-        return None
-    return state
-
-
 def _live(state: dict[str, Any]) -> bool:
     """The owner still runs and answers (a SIGKILLed owner leaves a stale attach.json)."""
     try:
@@ -543,7 +278,7 @@ def live_stacks(runs_root: Path) -> list[Path]:
     for state_file in runs_root.glob(f"*/{STATE_FILE}"):
         if state_file.parent.is_symlink():  # `latest`
             continue
-        state = _read_state(state_file.parent)
+        state = read_state(state_file.parent)
         if state is not None and _live(state):
             found.append((float(state.get("started_at", 0)), state_file.parent))
     return [path for _, path in sorted(found, reverse=True)]
@@ -558,7 +293,7 @@ def attach(
     """Attach to the live stack of ``run_dir`` (its `up` run directory); raise AttachError
     when it is gone, shaped differently or in use."""
     run_dir = run_dir.resolve()
-    state = _read_state(run_dir)
+    state = read_state(run_dir)
     if state is None or not _live(state):
         raise AttachError(
             f"no live stack in {run_dir}: start one with `n8n-chaos up` (the run directory "
@@ -607,7 +342,7 @@ def attach_for_session(
     if not candidates:
         return None
     chosen = candidates[0]
-    state = _read_state(chosen)
+    state = read_state(chosen)
     differences = shape_differences(state["shape"] if state else {}, config_shape(config))
     if differences:
         progress(
@@ -642,7 +377,7 @@ def _rebuild(
     # ... while this run's evidence goes to its own; the run id (Bull's queue prefix, the
     # process tag) stays the owner's.
     own_dir = _own_run_dir(config)
-    _write_private(
+    write_private(
         own_dir / "attached.json",
         json.dumps({"stack_run_dir": str(owner_dir), "stack_run_id": run_id}) + "\n",
     )

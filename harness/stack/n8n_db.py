@@ -1,0 +1,21 @@
+"""What the harness reads from n8n's own database (rows n8n writes, never changed here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+
+def execution_rows(dsn: str, workflow_id: str) -> list[dict[str, Any]]:
+    """Execution rows of a workflow (oldest first): id, status, mode, retry links, times."""
+    with psycopg.connect(dsn, row_factory=dict_row) as conn:
+        return conn.execute(
+            'SELECT id::text AS id, status, mode, "retryOf" AS retry_of, '
+            '"retrySuccessId" AS retry_success_id, '
+            'extract(epoch from "startedAt")::float AS started_at, '
+            'extract(epoch from "stoppedAt")::float AS stopped_at '
+            'FROM execution_entity WHERE "workflowId" = %s ORDER BY id',
+            (workflow_id,),
+        ).fetchall()

@@ -33,21 +33,28 @@ from harness.errors import (
     ToxiproxyError,
     ToxiproxyNotFound,
     ToxiproxyUnavailable,
+    WindowNotOpened,
 )
 
 if TYPE_CHECKING:
     from harness.cases import Case
+    from harness.contract import CaseWorld
     from harness.deployment import Deployment
     from harness.manifest import WorkflowUnderTest, discover, load_manifest
     from harness.oracle import Evidence, Judgement, Verdict, judge
     from harness.plugin import ChaosDeployments
+    from harness.registry import Registry
     from harness.runner import PhaseObserver
     from harness.stack.install import Installation
     from harness.stack.stack import Stack, StackConfig
+    from harness.verdicts import VerdictInfo
 
 # Name -> the module it lives in, imported on first use.
 _LAZY = {
     "Case": "harness.cases",
+    "CaseWorld": "harness.contract",
+    "Registry": "harness.registry",
+    "VerdictInfo": "harness.verdicts",
     "ChaosDeployments": "harness.plugin",
     "Deployment": "harness.deployment",
     "Evidence": "harness.oracle",
@@ -81,6 +88,7 @@ __all__ = [
     "AttachError",
     "Case",
     "CaseAborted",
+    "CaseWorld",
     "ChaosDeployments",
     "ConfigError",
     "Deployment",
@@ -94,6 +102,7 @@ __all__ = [
     "Judgement",
     "PhaseObserver",
     "PortInUse",
+    "Registry",
     "ServiceError",
     "ServiceExited",
     "ServiceStartTimeout",
@@ -105,6 +114,8 @@ __all__ = [
     "ToxiproxyNotFound",
     "ToxiproxyUnavailable",
     "Verdict",
+    "VerdictInfo",
+    "WindowNotOpened",
     "WorkflowUnderTest",
     "discover",
     "judge",

@@ -405,6 +405,7 @@ NEGATIVE_CONTROLS = {
     "broken_ack_no_reconciler",
     "broken_done_before_effect",
     "broken_error_log_only",
+    "broken_inflight_as_failure",
     "broken_remove_duplicates",
     "broken_key_from_execution",
     "broken_never_charges",

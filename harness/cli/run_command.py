@@ -12,6 +12,7 @@ import click
 from harness.cli.common import fail, warn
 from harness.cli.stack_count import (
     StackChoice,
+    cases_selected,
     choose_stacks,
     this_machine,
     warm_stack_to_attach,
@@ -68,16 +69,17 @@ def run(
     verdict, a stack that did not come up, a bad input). The verdicts of the run are in
     verdicts.json in its run directory.
     """
-    _check_inputs(values)
-    stacks = _stacks(jobs, values, ctx.args)
+    case_ids = _check_inputs(values)
+    stacks = _stacks(jobs, values, ctx.args, cases_selected(case_ids, keyword))
     argv = pytest_argv(values, keyword, alluredir, stacks.count if stacks else 1, ctx.args)
     sys.exit(_pytest_with_verdicts(argv, stacks))
 
 
-def _check_inputs(values: dict[str, Any]) -> None:
-    """Bad workflows, manifests, shards: one line naming the fix, before pytest and any stack
-    start. Neither harness.plugin nor the suite is imported here: pytest loads them in this
-    process (_pytest_with_verdicts); a module imported before it is not assert-rewritten."""
+def _check_inputs(values: dict[str, Any]) -> list[str]:
+    """The ids of the matrix's cases. Bad workflows, manifests, shards: one line naming the
+    fix, before pytest and any stack start. Neither harness.plugin nor the suite is imported
+    here: pytest loads them in this process (_pytest_with_verdicts); a module imported
+    before it is not assert-rewritten."""
     import importlib.resources
 
     from harness.cases import matrix
@@ -88,7 +90,8 @@ def _check_inputs(values: dict[str, Any]) -> None:
         if values["shard"] is not None:
             parse_shard(values["shard"])
         bundled = Path(str(importlib.resources.files("workflows_under_test")))
-        matrix(discover(values["workflows_dir"] or bundled, on_warning=warn))
+        workflows = discover(values["workflows_dir"] or bundled, on_warning=warn)
+        cases = matrix(workflows, repeat=values["repeat"], workers=values["workers"])
     except HarnessError as exc:
         fail(exc)
     for path in values["shard_timings"]:
@@ -99,15 +102,18 @@ def _check_inputs(values: dict[str, Any]) -> None:
                     "earlier run (in its run directory), or leave the option out"
                 )
             )
+    return [case.id for case in cases]
 
 
-def _stacks(jobs: int | None, values: dict[str, Any], extra: list[str]) -> StackChoice | None:
+def _stacks(
+    jobs: int | None, values: dict[str, Any], extra: list[str], cases: int | None
+) -> StackChoice | None:
     """-j N as given, else the machine's choice; None when pytest's own -n decides."""
     if jobs is not None:
         return StackChoice(jobs, f"-j {jobs}")
     if xdist_in(extra) is not None:
         return None
-    return choose_stacks(this_machine(), warm_stack_to_attach(values))
+    return choose_stacks(this_machine(), warm_stack_to_attach(values), cases)
 
 
 def pytest_argv(

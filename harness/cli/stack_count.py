@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,18 +56,39 @@ def _available_memory() -> int | None:
     return None
 
 
-def choose_stacks(machine: Machine, attaching: Path | None) -> StackChoice:
+def choose_stacks(
+    machine: Machine, attaching: Path | None, cases: int | None = None
+) -> StackChoice:
     """The automatic choice: one to attach to a warm stack, else min(cores, memory / one
-    stack's peak), at least one."""
+    stack's peak, the cases selected when known), at least one."""
     if attaching is not None:
         return StackChoice(1, f"attaching to the warm stack in {attaching}; -j N to choose")
     fits = [machine.cores]
-    memory = "free memory unknown"
+    why = [f"{machine.cores} cores", "free memory unknown"]
     if machine.available_bytes is not None:
         fits.append(machine.available_bytes // STACK_PEAK_BYTES)
-        memory = f"{machine.available_bytes / GB:.0f} GB free"
-    count = max(1, min(fits))
-    return StackChoice(count, f"{machine.cores} cores, {memory}; -j N to choose")
+        why[1] = f"{machine.available_bytes / GB:.0f} GB free"
+    if cases is not None and cases < min(fits):
+        fits.append(cases)  # a stack more than cases would start for nothing
+        why.insert(0, f"{cases} case{'s' if cases != 1 else ''} selected")
+    return StackChoice(max(1, min(fits)), f"{', '.join(why)}; -j N to choose")
+
+
+# Where pytest's -k also looks besides the case id: a word found here selects every case.
+_SUITE_NAMES = "harness/suite.py::test_exactly_once"
+
+
+def cases_selected(case_ids: list[str], keyword: str | None) -> int | None:
+    """How many cases `-k` keeps, when that is plain to see: no -k (all), or one word
+    (pytest keeps the ids that contain it); None when only pytest can say (an expression)."""
+    if not keyword:
+        return len(case_ids)
+    word = keyword.strip().lower()
+    if not re.fullmatch(r"[\w.-]+", word) or word in ("and", "or", "not"):
+        return None
+    if word in _SUITE_NAMES:
+        return len(case_ids)
+    return sum(word in case_id.lower() for case_id in case_ids) or None
 
 
 def xdist_in(args: list[str]) -> str | None:

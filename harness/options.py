@@ -117,6 +117,8 @@ class Option:
         return click.FLOAT if self.type == "float" else click.STRING
 
 
+RUN_ONLY: frozenset[Command] = frozenset({"run"})
+
 OPTIONS: tuple[Option, ...] = (
     # -- the stack's shape (StackConfig; a live `up` stack is attached when they match) --
     Option(
@@ -189,7 +191,7 @@ OPTIONS: tuple[Option, ...] = (
         "Where run folders (logs, evidence) go, and where a live `up` stack is looked for "
         "(default: N8N_CHAOS_RUNS, else ./.n8n-chaos/runs).",
         cli_flag="--runs-dir",
-        commands=frozenset({"run"}),
+        commands=RUN_ONLY,
         type="dir",
         metavar="DIR",
     ),
@@ -197,7 +199,7 @@ OPTIONS: tuple[Option, ...] = (
         "shard",
         "--shard",
         "Run only shard I of N of the selected tests (stable split; one CI machine each).",
-        commands=frozenset({"run"}),
+        commands=RUN_ONLY,
         metavar="I/N",
     ),
     Option(
@@ -205,7 +207,7 @@ OPTIONS: tuple[Option, ...] = (
         "--shard-timings",
         "timings.json of an earlier run: balance --shard by measured cost (default: by a "
         "hash of each case id). Repeatable.",
-        commands=frozenset({"run"}),
+        commands=RUN_ONLY,
         kind="multiple",
         type="file",
         metavar="FILE",
@@ -215,7 +217,7 @@ OPTIONS: tuple[Option, ...] = (
         "--chaos-repeat",
         "Run every case N times (ids end in -r1..-rN).",
         cli_flag="--repeat",
-        commands=frozenset({"run"}),
+        commands=RUN_ONLY,
         type="int",
         minimum=1,
         metavar="N",
@@ -227,7 +229,7 @@ OPTIONS: tuple[Option, ...] = (
         "harness error, never a pass); each try's evidence stays in cases/<id>.try<k> "
         "(0: never).",
         cli_flag="--harness-retries",
-        commands=frozenset({"run"}),
+        commands=RUN_ONLY,
         type="int",
         default=1,
         minimum=0,
@@ -241,7 +243,7 @@ OPTIONS: tuple[Option, ...] = (
         "under the runs folder is used when it has this run's options; with several stacks "
         "(-j/-n) only the first attaches, the others start their own.",
         cli_flag="--attach",
-        commands=frozenset({"run"}),
+        commands=RUN_ONLY,
         type="dir",
         metavar="RUN_DIR",
     ),
@@ -250,7 +252,7 @@ OPTIONS: tuple[Option, ...] = (
         "--n8n-no-attach",
         "Start a fresh stack even when `n8n-chaos up` runs one.",
         cli_flag="--no-attach",
-        commands=frozenset({"run"}),
+        commands=RUN_ONLY,
         kind="flag",
     ),
 )

@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harness.errors import AttachError, ConfigError
+from harness.options import add_pytest_options
 from harness.report.allure_report import write_categories, write_environment
 from harness.sharding import TIMINGS_FILE, assign, load_timings, parse_shard, write_timings
-from harness.stack.install import DEFAULT_N8N_VERSION, Installation, Installer
+from harness.stack.install import Installation, Installer
 from harness.stack.run import default_runs_root, new_run_id, point_latest
 from harness.stack.stack import Stack, StackConfig
 
@@ -46,106 +47,8 @@ pytest_plugins = ["harness.terminal.reporter"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("n8n-chaos", "n8n chaos harness")
-    group.addoption(
-        "--n8n-version",
-        default=None,
-        help=f"n8n version of the stack (default {DEFAULT_N8N_VERSION})",
-    )
-    group.addoption(
-        "--n8n-workers",
-        type=int,
-        default=None,
-        help="number of n8n workers in the session stack (default 2)",
-    )
-    group.addoption(
-        "--n8n-webhook-processor",
-        action="store_true",
-        default=False,
-        help="also run `n8n webhook` and deliver production webhooks to it",
-    )
-    group.addoption(
-        "--n8n-ready-timeout",
-        type=float,
-        default=None,
-        help="seconds each part may take to become ready (default 180)",
-    )
-    group.addoption(
-        "--chaos-workflows",
-        default=None,
-        metavar="DIR",
-        help="folder of workflows under test, one sub-folder each with manifest.json "
-        "(default: the bundled workflows_under_test)",
-    )
-    group.addoption(
-        "--n8n-runs-dir",
-        default=None,
-        help="where run directories (logs, evidence) go (default ./.n8n-chaos/runs)",
-    )
-    group.addoption(
-        "--backend",
-        choices=("native", "compose"),
-        default="native",
-        help="native: the parts as child processes; compose: as containers of a compose "
-        "project (compose/, needs Docker: scripts/docker-setup.sh)",
-    )
-    group.addoption(
-        "--n8n-image",
-        default=None,
-        metavar="IMAGE",
-        help="with --backend compose: run this n8n image (e.g. your own, with community "
-        "nodes) instead of the locally built one",
-    )
-    group.addoption(
-        "--n8n-fresh-db",
-        action="store_true",
-        default=False,
-        help="migrate a fresh n8n database instead of copying the cached migrated template",
-    )
-    group.addoption(
-        "--n8n-attach",
-        default=None,
-        metavar="RUN_DIR",
-        help="use the warm stack that `n8n-chaos up` runs in RUN_DIR (default: the newest "
-        "live one under the runs folder, if it has this run's options; under -n only gw0 "
-        "attaches, the other workers start their own)",
-    )
-    group.addoption(
-        "--n8n-no-attach",
-        action="store_true",
-        default=False,
-        help="always start a fresh stack, even when `n8n-chaos up` runs one",
-    )
-    group.addoption(
-        "--chaos-repeat",
-        type=int,
-        default=None,
-        metavar="N",
-        help="run every case N times (ids end in -r1..-rN)",
-    )
-    group.addoption(
-        "--chaos-harness-retries",
-        type=int,
-        default=1,
-        metavar="N",
-        help="run a case again, up to N times, when its fault did not land (NO-EVIDENCE, a "
-        "harness error, never a pass); each try's evidence stays in cases/<id>.try<k> "
-        "(default 1; 0: never)",
-    )
-    group.addoption(
-        "--shard",
-        default=None,
-        metavar="I/N",
-        help="run only shard I of N of the selected tests (stable split; one CI machine each)",
-    )
-    group.addoption(
-        "--shard-timings",
-        action="append",
-        default=None,
-        metavar="FILE",
-        help=f"balance --shard by the {TIMINGS_FILE} of earlier runs (repeatable; "
-        "default: split by a hash of each test id)",
-    )
+    # Declared once with the CLI's (harness.options): `n8n-chaos run` hands them on.
+    add_pytest_options(parser.getgroup("n8n-chaos", "n8n chaos harness"))
 
 
 # The workflows shipped in the wheel as package data (a checkout and an installed wheel alike).

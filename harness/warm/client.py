@@ -1,9 +1,9 @@
 """The client side: hand ``n8n-chaos run`` to the warm runner of a live ``up``.
 
-Light imports only (the protocol, the runs folder's default; not the attach module with
-its database driver): the point is to start in a few milliseconds. Only runs that would
-attach are handed over (no ``--no-attach``, no second backend, one job); anything else, or
-no live runner, runs in this process as before.
+Light imports only (the protocol, the declared options, the runs folder's default; not
+the attach module with its database driver): the point is to start in a few milliseconds.
+Only runs that would attach are handed over (no ``--no-attach``, no second backend, one
+job); anything else, or no live runner, runs in this process as before.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from types import FrameType
 
+from harness.options import BY_DEST, JOBS_FLAGS, XDIST_FLAGS
 from harness.stack.run import default_runs_root
 from harness.warm.protocol import ACCEPTED, EXIT, INTERRUPT, STATE_KEY, STD_FDS, Request
 
@@ -35,15 +36,17 @@ def forward(args: list[str]) -> int | None:
 
 
 def _would_attach(options: list[str]) -> bool:
-    """A conservative reading of `run`'s options (click parses them properly later)."""
+    """A conservative reading of `run`'s options (click parses them properly later); the
+    flags are those harness.options declares, in every spelling `run` accepts."""
     for i, option in enumerate(options):
         name, value = _name_and_value(option, options[i + 1] if i + 1 < len(options) else "")
-        if name in ("--no-attach", "--help"):
+        if name in (*BY_DEST["no_attach"].flags, "--help", "-h"):
             return False
-        if name == "--backend" and value != "native":
+        if name in BY_DEST["backend"].flags and value != "native":
             return False
         # -j N: one stack per job; pytest's own -n N (xdist) passed through likewise.
-        if name in ("-j", "--jobs", "-n", "--numprocesses") and value not in ("0", "1"):
+        # No -j: `run` chooses 1 itself when a live `up` stack would be attached.
+        if name in (*JOBS_FLAGS, *XDIST_FLAGS) and value not in ("0", "1"):
             return False
     return True
 
@@ -61,11 +64,12 @@ def _name_and_value(option: str, following: str) -> tuple[str, str]:
 def _runner_sockets(options: list[str]) -> list[Path]:
     """The named stack's runner (``--attach RUN_DIR``), else the live ones under the runs
     folder, newest first (the run itself picks the stack the same way)."""
-    named = _option_value(options, "--attach")
+    named = _option_value(options, BY_DEST["attach_dir"].flags)
     if named is not None:
         run_dirs = [Path(named)]
     else:
-        root = default_runs_root()
+        runs_dir = _option_value(options, BY_DEST["runs_dir"].flags)
+        root = Path(runs_dir) if runs_dir else default_runs_root()
         run_dirs = [p.parent for p in root.glob(f"*/{ATTACH_STATE}") if not p.parent.is_symlink()]
     found = []
     for run_dir in run_dirs:
@@ -78,12 +82,11 @@ def _runner_sockets(options: list[str]) -> list[Path]:
     return [sock for _, sock in sorted(found, reverse=True)]
 
 
-def _option_value(options: list[str], name: str) -> str | None:
+def _option_value(options: list[str], names: tuple[str, ...]) -> str | None:
     for i, option in enumerate(options):
-        if option == name and i + 1 < len(options):
-            return options[i + 1]
-        if option.startswith(name + "="):
-            return option.split("=", 1)[1]
+        name, value = _name_and_value(option, options[i + 1] if i + 1 < len(options) else "")
+        if name in names and value:
+            return value
     return None
 
 

@@ -119,6 +119,7 @@ def test_another_python_is_refused(
         (["--attach", "/runs/x", "-k", "case"], True),
         (["-j", "1"], True),
         (["--no-attach", "-k", "case"], False),
+        (["--n8n-no-attach"], False),  # the pytest spelling `run` accepts too
         (["-j", "2"], False),
         (["-j2"], False),
         (["--jobs=3"], False),
@@ -128,6 +129,8 @@ def test_another_python_is_refused(
         (["--backend=compose"], False),
         (["--backend", "native"], True),
         (["--help"], False),
+        (["-h"], False),
+        (["--workers", "3"], True),  # `run` itself decides (the stack's shape)
     ],
 )
 def test_only_runs_that_would_attach_are_handed_over(options: list[str], handed_over: bool) -> None:
@@ -148,6 +151,13 @@ def test_only_a_live_ups_runner_is_used(tmp_path: Path, monkeypatch: pytest.Monk
     (tmp_path / "no-runner" / "attach.json").write_text(json.dumps({"owner_pid": os.getpid()}))
     assert client._runner_sockets([]) == [Path("/s/new.sock"), Path("/s/old.sock")]
     assert client._runner_sockets(["--attach", str(tmp_path / "old")]) == [Path("/s/old.sock")]
+    assert client._runner_sockets([f"--n8n-attach={tmp_path / 'old'}"]) == [Path("/s/old.sock")]
+    # Another runs folder (run --runs-dir / --n8n-runs-dir): looked for there.
+    assert client._runner_sockets(["--runs-dir", str(tmp_path / "old")]) == []
+    assert client._runner_sockets([f"--n8n-runs-dir={tmp_path}"]) == [
+        Path("/s/new.sock"),
+        Path("/s/old.sock"),
+    ]
     assert client.ATTACH_STATE == STATE_FILE  # the client names it without importing attach
 
 

@@ -1,0 +1,133 @@
+"""How many stacks `n8n-chaos run` runs side by side when -j is not given: as many as the
+machine holds (its cores and its free memory), or one when a live `up` stack is attached
+(the desk flow: the warm runner runs the case on that stack, in seconds)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.options import XDIST_FLAGS
+
+# What one stack takes at its peak (n8n main + 2 workers, Postgres, Redis, Toxiproxy, the
+# provider, the pytest worker): bench/matrix.py measured 2.5 GB for one stack and 4.7 GB for
+# two (README, "Speed and scale"), so about 2.4 GB each.
+STACK_PEAK_BYTES = 2_400_000_000
+GB = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class Machine:
+    cores: int
+    available_bytes: int | None  # None: not known (no /proc/meminfo)
+
+
+@dataclass(frozen=True)
+class StackChoice:
+    count: int
+    why: str
+
+    def header(self) -> str:
+        return f"stacks: {self.count} ({self.why})"
+
+
+def this_machine() -> Machine:
+    try:
+        cores = len(os.sched_getaffinity(0))  # the cores this process may use
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return Machine(cores=cores, available_bytes=_available_memory())
+
+
+def _available_memory() -> int | None:
+    """MemAvailable: what new processes can take without swapping (free + reclaimable)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            name, _, rest = line.partition(":")
+            if name == "MemAvailable":
+                return int(rest.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def choose_stacks(
+    machine: Machine, attaching: Path | None, cases: int | None = None
+) -> StackChoice:
+    """The automatic choice: one to attach to a warm stack, else min(cores, memory / one
+    stack's peak, the cases selected when known), at least one."""
+    if attaching is not None:
+        return StackChoice(1, f"attaching to the warm stack in {attaching}; -j N to choose")
+    fits = [machine.cores]
+    why = [f"{machine.cores} cores", "free memory unknown"]
+    if machine.available_bytes is not None:
+        fits.append(machine.available_bytes // STACK_PEAK_BYTES)
+        why[1] = f"{machine.available_bytes / GB:.0f} GB free"
+    if cases is not None and cases < min(fits):
+        fits.append(cases)  # a stack more than cases would start for nothing
+        why.insert(0, f"{cases} case{'s' if cases != 1 else ''} selected")
+    return StackChoice(max(1, min(fits)), f"{', '.join(why)}; -j N to choose")
+
+
+# Where pytest's -k also looks besides the case id: a word found here selects every case.
+_SUITE_NAMES = "harness/suite.py::test_exactly_once"
+
+
+def cases_selected(case_ids: list[str], keyword: str | None) -> int | None:
+    """How many cases `-k` keeps, when that is plain to see: no -k (all), or one word
+    (pytest keeps the ids that contain it); None when only pytest can say (an expression)."""
+    if not keyword:
+        return len(case_ids)
+    word = keyword.strip().lower()
+    if not re.fullmatch(r"[\w.-]+", word) or word in ("and", "or", "not"):
+        return None
+    if word in _SUITE_NAMES:
+        return len(case_ids)
+    return sum(word in case_id.lower() for case_id in case_ids) or None
+
+
+def xdist_in(args: list[str]) -> str | None:
+    """The value of pytest's own -n/--numprocesses among the arguments `run` hands on."""
+    for i, arg in enumerate(args):
+        following = args[i + 1] if i + 1 < len(args) else "?"
+        if arg in XDIST_FLAGS:
+            return following
+        if arg.startswith("--numprocesses="):
+            return arg.partition("=")[2]
+        if arg.startswith("-n") and not arg.startswith("--"):
+            return arg[2:]
+    return None
+
+
+def warm_stack_to_attach(values: Mapping[str, Any]) -> Path | None:
+    """The run folder of the `up` stack this run's session would attach to (as
+    harness.stack.attach.attach_for_session decides it), else None."""
+    if values.get("no_attach"):
+        return None
+    if values.get("attach_dir") is not None:
+        return Path(values["attach_dir"])
+    from harness.stack.attach import STATE_FILE, config_shape, live_stacks, shape_differences
+    from harness.stack.run import default_runs_root
+    from harness.stack.stack import StackConfig
+
+    runs_dir = values.get("runs_dir")
+    live = live_stacks(Path(runs_dir) if runs_dir else default_runs_root())
+    if not live:
+        return None
+    wanted = StackConfig(
+        workers=values["workers"],
+        webhook_processor=bool(values["webhook_processor"]),
+        n8n_version=values["n8n_version"],
+        backend=values["backend"],
+        n8n_image=values["n8n_image"],
+    )
+    try:
+        shape = json.loads((live[0] / STATE_FILE).read_text()).get("shape", {})
+    except (OSError, ValueError):
+        return None
+    return None if shape_differences(shape, config_shape(wanted)) else live[0]

@@ -1,0 +1,183 @@
+"""How many stacks `n8n-chaos run` runs when -j is not given: what the machine holds (cores,
+free memory), one when a live `up` stack would be attached; said in pytest's header."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import main, run_command
+from harness.cli.stack_count import (
+    STACK_PEAK_BYTES,
+    Machine,
+    StackChoice,
+    cases_selected,
+    choose_stacks,
+    warm_stack_to_attach,
+    xdist_in,
+)
+from harness.options import for_command
+from harness.stack.attach import STATE_FILE, config_shape
+from harness.stack.stack import StackConfig
+
+pytest_plugins = ["pytester"]
+GB = 1_000_000_000
+
+
+@pytest.mark.parametrize(
+    ("cores", "free", "count"),
+    [
+        (2, 23 * GB, 2),  # this machine: the cores decide
+        (16, 5 * GB, 5 * GB // STACK_PEAK_BYTES),  # memory decides
+        (4, GB, 1),  # not even one stack's worth: still one
+        (1, 64 * GB, 1),
+        (3, None, 3),  # memory unknown: the cores
+    ],
+)
+def test_the_machine_decides(cores: int, free: int | None, count: int) -> None:
+    choice = choose_stacks(Machine(cores, free), attaching=None)
+    assert choice.count == count
+    assert f"{cores} cores" in choice.why and "-j N" in choice.why
+    assert ("GB free" if free else "free memory unknown") in choice.why
+
+
+def test_a_warm_stack_to_attach_means_one(tmp_path: Path) -> None:
+    choice = choose_stacks(Machine(8, 64 * GB), attaching=tmp_path)
+    assert choice.count == 1
+    assert str(tmp_path) in choice.why
+    assert choice.header() == f"stacks: 1 ({choice.why})"
+
+
+def test_header_names_the_choice() -> None:
+    choice = choose_stacks(Machine(2, 23 * GB), attaching=None)
+    assert choice.header() == "stacks: 2 (2 cores, 23 GB free; -j N to choose)"
+
+
+def test_no_more_stacks_than_cases() -> None:
+    choice = choose_stacks(Machine(8, 64 * GB), attaching=None, cases=1)
+    assert choice.count == 1 and choice.why.startswith("1 case selected, 8 cores")
+    assert choose_stacks(Machine(8, 64 * GB), attaching=None, cases=3).count == 3
+    assert choose_stacks(Machine(2, 64 * GB), attaching=None, cases=30).count == 2
+
+
+IDS = ["w-retry-worker_kill-after_commit", "w-retry-no_fault-none", "v-retry-no_fault-none"]
+
+
+@pytest.mark.parametrize(
+    ("keyword", "selected"),
+    [
+        (None, 3),
+        ("w-retry-no_fault-none", 1),
+        ("NO_FAULT", 2),  # pytest's -k ignores case
+        ("exactly_once", 3),  # the test function's name: every case
+        ("no_fault and w", None),  # an expression: pytest decides
+        ("nothing_like_it", None),
+    ],
+)
+def test_cases_a_plain_k_selects(keyword: str | None, selected: int | None) -> None:
+    assert cases_selected(IDS, keyword) == selected
+
+
+@pytest.mark.parametrize(
+    ("args", "value"),
+    [(["-x"], None), (["-n", "3"], "3"), (["-n2"], "2"), (["--numprocesses=auto"], "auto")],
+)
+def test_pytests_own_n_is_seen(args: list[str], value: str | None) -> None:
+    assert xdist_in(args) == value
+
+
+def _values(**given: Any) -> dict[str, Any]:
+    values = {o.dest: o.default for o in for_command("run")}
+    return {**values, **given}
+
+
+def _live_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: StackConfig) -> Path:
+    """A live `up` stack of this shape under the runs folder (as attach.live_stacks sees it)."""
+    run_dir = tmp_path / "runs" / "up-1"
+    run_dir.mkdir(parents=True)
+    (run_dir / STATE_FILE).write_text(json.dumps({"shape": config_shape(config)}))
+    seen: list[Path] = []
+
+    def live_stacks(root: Path) -> list[Path]:
+        seen.append(root)
+        return [run_dir] if root == tmp_path / "runs" else []
+
+    monkeypatch.setattr("harness.stack.attach.live_stacks", live_stacks)
+    monkeypatch.setenv("N8N_CHAOS_RUNS", str(tmp_path / "runs"))
+    return run_dir
+
+
+def test_a_live_up_stack_of_this_shape_is_attached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_dir = _live_up(tmp_path, monkeypatch, StackConfig())
+    assert warm_stack_to_attach(_values()) == run_dir
+    assert warm_stack_to_attach(_values(no_attach=True)) is None
+    assert warm_stack_to_attach(_values(workers=3)) is None  # shaped differently: fresh
+    assert warm_stack_to_attach(_values(backend="compose")) is None
+    assert warm_stack_to_attach(_values(runs_dir=tmp_path / "other")) is None
+    assert warm_stack_to_attach(_values(attach_dir=tmp_path / "named")) == tmp_path / "named"
+
+
+def _run(
+    monkeypatch: pytest.MonkeyPatch, machine: Machine, *args: str
+) -> tuple[list[str], StackChoice | None]:
+    """`n8n-chaos run ARGS` up to the pytest it would start."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setattr(run_command, "this_machine", lambda: machine)
+    started: list[tuple[list[str], StackChoice | None]] = []
+
+    def pytest_with_verdicts(argv: list[str], stacks: StackChoice | None) -> int:
+        started.append((argv, stacks))
+        return 0
+
+    monkeypatch.setattr(run_command, "_pytest_with_verdicts", pytest_with_verdicts)
+    done = CliRunner().invoke(main, ["run", *args])
+    assert done.exit_code == 0, done.output
+    return started[0]
+
+
+def _n(argv: list[str]) -> str | None:
+    return argv[argv.index("-n") + 1] if "-n" in argv else None
+
+
+def test_run_without_j_runs_what_the_machine_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("N8N_CHAOS_RUNS", str(tmp_path / "runs"))  # no `up` there
+    argv, stacks = _run(monkeypatch, Machine(2, 23 * GB))
+    assert _n(argv) == "2"
+    assert stacks is not None and stacks.why.startswith("2 cores")
+    argv, stacks = _run(monkeypatch, Machine(2, 23 * GB), "-j", "1")
+    assert _n(argv) is None and stacks == StackChoice(1, "-j 1")
+    argv, stacks = _run(monkeypatch, Machine(2, 23 * GB), "-j", "3")
+    assert _n(argv) == "3"
+    argv, stacks = _run(monkeypatch, Machine(2, 23 * GB), "-n", "4")  # pytest's own
+    assert argv[-2:] == ["-n", "4"] and argv.count("-n") == 1 and stacks is None
+    # One case, no `up`: one stack (no xdist worker that would wait for nothing).
+    argv, stacks = _run(monkeypatch, Machine(2, 23 * GB), "-k", "payment_naive-retry-no_fault-none")
+    assert _n(argv) is None
+    assert stacks is not None and stacks.why.startswith("1 case selected")
+
+
+def test_run_without_j_attaches_to_a_live_up_with_one_stack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_dir = _live_up(tmp_path, monkeypatch, StackConfig())
+    argv, stacks = _run(monkeypatch, Machine(2, 23 * GB), "-k", "no_fault")
+    assert _n(argv) is None
+    assert stacks is not None and stacks.count == 1 and str(run_dir) in stacks.why
+    argv, _ = _run(monkeypatch, Machine(2, 23 * GB), "--no-attach")
+    assert _n(argv) == "2"
+
+
+def test_the_choice_is_in_pytests_header(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_one():\n    pass\n")
+    choice = StackChoice(2, "2 cores, 23 GB free; -j N to choose")
+    result = pytester.runpytest("-p", "no:asyncio", plugins=[run_command._StacksHeader(choice)])
+    result.stdout.fnmatch_lines(["n8n-chaos stacks: 2 (2 cores, 23 GB free; -j N to choose)"])
+    assert result.ret == 0

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from ..upstreams import Upstream, upstreams_from_json, upstreams_to_json
 from .kinds import BarrierState, CrashPoint, Effect, FaultKind, Outcome
 
 NameT = TypeVar("NameT", bound=StrEnum)
@@ -296,6 +297,15 @@ class ProviderControl:
         }
         info = BarrierInfo.from_json(self._call("POST", "/_control/barriers", json=spec))
         return Barrier(self, info)
+
+    def set_upstreams(self, upstreams: Iterable[Upstream]) -> list[Upstream]:
+        """Replace the host -> fake map (ControlRequestRejected 400 names a bad field).
+        Kept across `reset()`; an empty list routes every host to the bundled JSON API."""
+        docs = self._call("PUT", "/_control/upstreams", json=upstreams_to_json(list(upstreams)))
+        return upstreams_from_json(docs)
+
+    def upstreams(self) -> list[Upstream]:
+        return upstreams_from_json(self._call("GET", "/_control/upstreams"))
 
     def commits(
         self,

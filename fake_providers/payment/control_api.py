@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..upstreams import UpstreamConfigError, upstreams_from_json, upstreams_to_json
 from .barriers import ArmedBarrier
 from .faults import FaultRule
 from .kinds import CrashPoint, Effect, FaultKind
@@ -144,6 +145,23 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
         barrier = barrier_or_404(barrier_id)
         runtime.barriers.release(barrier)
         return barrier.to_json()
+
+    # Also served without the underscore: the shared design names it /control/upstreams.
+    @router.put(PREFIX + "/upstreams")
+    @router.put("/control/upstreams", include_in_schema=False)
+    async def set_upstreams(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Replace the host -> fake map (a list of Upstream as JSON); not cleared by reset."""
+        try:
+            upstreams = upstreams_from_json(docs)
+        except UpstreamConfigError as exc:
+            raise ProblemError(400, "invalid-upstreams", "Invalid upstreams", str(exc)) from exc
+        runtime.upstreams = {upstream.host: upstream for upstream in upstreams}
+        return upstreams_to_json(upstreams)
+
+    @router.get(PREFIX + "/upstreams")
+    @router.get("/control/upstreams", include_in_schema=False)
+    async def get_upstreams() -> list[dict[str, Any]]:
+        return upstreams_to_json(list(runtime.upstreams.values()))
 
     @router.get(PREFIX + "/commits")
     async def commits(

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ..upstreams import UpstreamConfigError, upstreams_from_json, upstreams_to_json
 from .barriers import ArmedBarrier
 from .faults import FaultRule
-from .kinds import CrashPoint, Effect, FaultKind
+from .kinds import CrashPoint, FaultKind
 from .problems import ProblemError
 from .runtime import ProviderRuntime
 from .store import LedgerStore, Row
@@ -30,7 +30,8 @@ class FaultSpec(BaseModel):
     kind: FaultKind
     key: str | None = None
     reference_prefix: str | None = None
-    effect: Effect | None = None
+    # An `Effect`, or an upstream fake's effect kind ("payment_intent", "record", ...).
+    effect: str | None = Field(default=None, min_length=1, max_length=100)
     # Attempt numbers the fault applies to; null means every attempt.
     attempts: list[Annotated[int, Field(ge=1)]] | None = [1]
     delay_ms: int = Field(default=0, ge=0)
@@ -165,7 +166,7 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
 
     @router.get(PREFIX + "/commits")
     async def commits(
-        reference: str | None = None, key: str | None = None, effect: Effect | None = None
+        reference: str | None = None, key: str | None = None, effect: str | None = None
     ) -> list[Row]:
         return await runtime.db(
             lambda store: store.commits(reference=reference, key=key, effect=effect)
@@ -176,7 +177,7 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
         reference: str | None = None,
         key: str | None = None,
         outcome: str | None = None,
-        effect: Effect | None = None,
+        effect: str | None = None,
     ) -> list[Row]:
         return await runtime.db(
             lambda store: store.attempts(

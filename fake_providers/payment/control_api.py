@@ -77,6 +77,7 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
             "lenient": runtime.config.lenient,
             "key_ttl_seconds": runtime.key_ttl_seconds,
             "commits": commits,
+            "smtp_port": runtime.smtp_port,
         }
 
     @router.post(PREFIX + "/reset")

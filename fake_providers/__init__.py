@@ -1,4 +1,6 @@
-"""Fake third-party services the harness drives over HTTP; today one, ``payment``.
+"""Fake third-party services the harness drives over HTTP: the ``payment`` provider process,
+which also answers as the fakes chosen by host (``stripe``, ``record``, ``mail``; their
+configuration is ``fake_providers.upstreams``).
 
 The public surface is ``__all__``: the payment provider's control client (``ProviderControl``)
 and its records and errors, the names of its faults and crash points, ``launch`` to run it as
@@ -33,6 +35,13 @@ from fake_providers.payment import (
     ProviderUnreachable,
     launch,
 )
+from fake_providers.upstreams import (
+    ReferenceSource,
+    Route,
+    RouteTemplate,
+    Upstream,
+    UpstreamConfigError,
+)
 
 __all__ = [
     "Attempt",
@@ -55,6 +64,11 @@ __all__ = [
     "ProviderProcess",
     "ProviderStartError",
     "ProviderUnreachable",
+    "ReferenceSource",
+    "Route",
+    "RouteTemplate",
+    "Upstream",
+    "UpstreamConfigError",
     "launch",
     "payment",
 ]

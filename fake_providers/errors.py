@@ -12,7 +12,10 @@ from ``harness``, so their errors hang from this root instead of ``harness.error
     ├── ProviderStartError         payment.launcher: no READY line from the child process
     ├── ProblemError               payment.problems: a handler answers with problem+json
     ├── InvalidIdempotencyKey      payment.keys: unusable Idempotency-Key (also a ValueError)
-    └── ConnectionDropUnsupported  payment.connection: no real socket to close or reset
+    ├── ConnectionDropUnsupported  payment.connection: no real socket to close or reset
+    ├── UpstreamConfigError    upstreams: a host's fake configured wrongly (also a ValueError)
+    ├── StripeError            payment.fakes: the stripe fake answers in Stripe's error shape
+    └── UnreadableBody         payment.fakes.inbound: a request body that cannot be parsed
 """
 
 from __future__ import annotations

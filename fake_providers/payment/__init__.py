@@ -7,7 +7,7 @@ Start it (binds 127.0.0.1 only):
 
 It prints one line on stdout when both ports accept connections:
 
-    READY {"port": 41234, "control_port": 41235, "pid": 4242}
+    READY {"port": 41234, "control_port": 41235, "smtp_port": 41236, "pid": 4242}
 
 `launch(db_path)` does that from Python and returns a `ProviderProcess` (ports, URLs, stop/kill).
 
@@ -30,6 +30,13 @@ Control port (never behind a proxy), driven through `ProviderControl`:
   committed effect; `attempts(reference=None, key=.., outcome=..) -> list[Attempt]`
 - errors: `ProviderControlError` > `ProviderUnreachable`, `ControlRequestRejected`,
   `BarrierNotReached`, `InvalidControlArgument`
+
+Upstream fakes (`fake_providers.upstreams.Upstream`, set with `set_upstreams([...])`, kept
+across `reset()`): a request whose Host header (port stripped) is a configured host goes to
+its fake (`stripe`, `record`; see `fakes/`), every other host to the JSON API above. The
+`mail` fake is an SMTP server on its own port (`--smtp-port`, READY's `smtp_port`). Fakes
+commit into the same ledger, under their own effect kinds, through the same barriers and
+fault plan.
 
 In-process (fast tests): `create_app(ProviderConfig(db_path=...))` returns the public and the
 control FastAPI apps over one runtime.

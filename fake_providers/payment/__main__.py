@@ -29,6 +29,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="control API port (0: any free; default: --port + 1, or any free one if taken)",
     )
     parser.add_argument(
+        "--smtp-port",
+        type=int,
+        default=0,
+        help="the mail fake's SMTP port (default 0: any free; READY reports it as smtp_port)",
+    )
+    parser.add_argument(
         "--db",
         type=Path,
         default=None,
@@ -56,7 +62,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     db_path: Path = args.db or default_db_path()
     config = ProviderConfig(db_path=db_path, key_ttl_seconds=args.key_ttl, lenient=args.lenient)
-    run(config, args.port, args.control_port, stop_on_stdin_eof=args.stop_on_stdin_eof)
+    run(
+        config,
+        args.port,
+        args.control_port,
+        stop_on_stdin_eof=args.stop_on_stdin_eof,
+        smtp_port=args.smtp_port,
+    )
 
 
 def default_db_path() -> Path:

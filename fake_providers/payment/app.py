@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from .config import ProviderConfig
 from .control_api import build_control_router
+from .fakes.router import UpstreamHostRouter
 from .problems import install_problem_handlers
 from .public_api import build_public_router
 from .runtime import Clock, ProviderRuntime
@@ -39,6 +40,8 @@ def create_app(config: ProviderConfig, *, clock: Clock = time.time) -> ProviderA
         description="Stripe/IETF-style idempotent charges, plus a non-idempotent email endpoint.",
     )
     public.include_router(build_public_router(runtime))
+    # Hosts configured as upstreams (api.stripe.com, ...) go to their fake, others come here.
+    public.add_middleware(UpstreamHostRouter, runtime=runtime)
     install_problem_handlers(public)
     control = FastAPI(title="n8n-chaos fake payment provider: control API", version="1.0")
     control.include_router(build_control_router(runtime))

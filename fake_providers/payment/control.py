@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import httpx
 
 from ..errors import FakeProviderError
+from ..upstreams import Upstream, upstreams_from_json, upstreams_to_json
 from .kinds import BarrierState, CrashPoint, Effect, FaultKind, Outcome
 
 NameT = TypeVar("NameT", bound=StrEnum)
@@ -65,7 +66,7 @@ class Commit:
     """One committed side effect. Commits per `reference` is the number the oracle checks."""
 
     seq: int
-    effect: Effect
+    effect: Effect | str  # an Effect, or an upstream fake's kind ("payment_intent", "record")
     effect_id: str  # the charge id (ch_...) or email id (em_...)
     reference: str
     idempotency_key: str | None
@@ -76,11 +77,11 @@ class Commit:
 
     @property
     def charge_id(self) -> str | None:
-        return self.effect_id if self.effect is Effect.CHARGE else None
+        return self.effect_id if self.effect == Effect.CHARGE else None
 
     @classmethod
     def from_json(cls, row: dict[str, Any]) -> Commit:
-        return cls(**{**row, "effect": Effect(row["effect"])})
+        return cls(**{**row, "effect": effect_kind(row["effect"])})
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class Attempt:
     """One request to a side-effecting endpoint, whatever became of it."""
 
     id: int
-    effect: Effect
+    effect: Effect | str
     idempotency_key: str | None
     reference: str | None
     fingerprint: str | None
@@ -111,7 +112,7 @@ class Attempt:
         return cls(
             **{
                 **row,
-                "effect": Effect(row["effect"]),
+                "effect": effect_kind(row["effect"]),
                 "outcome": Outcome(row["outcome"]),
                 "fault": FaultKind(fault) if fault else None,
             }
@@ -124,7 +125,7 @@ class Fault:
     kind: FaultKind
     key: str | None
     reference_prefix: str | None
-    effect: Effect | None
+    effect: Effect | str | None
     attempts: tuple[int, ...] | None
     delay_ms: int
     hang_ms: int
@@ -138,7 +139,7 @@ class Fault:
             **{
                 **doc,
                 "kind": FaultKind(doc["kind"]),
-                "effect": Effect(doc["effect"]) if doc["effect"] else None,
+                "effect": effect_kind(doc["effect"]) if doc["effect"] else None,
                 "attempts": tuple(attempts) if attempts is not None else None,
             }
         )
@@ -260,7 +261,7 @@ class ProviderControl:
             "kind": _name(FaultKind, kind),
             "key": key,
             "reference_prefix": reference_prefix,
-            "effect": _name(Effect, effect) if effect is not None else None,
+            "effect": str(effect) if effect else None,
             "attempts": sorted(attempts) if attempts is not None else None,
             "delay_ms": delay_ms,
             "hang_ms": hang_ms,
@@ -297,6 +298,15 @@ class ProviderControl:
         }
         info = BarrierInfo.from_json(self._call("POST", "/_control/barriers", json=spec))
         return Barrier(self, info)
+
+    def set_upstreams(self, upstreams: Iterable[Upstream]) -> list[Upstream]:
+        """Replace the host -> fake map (ControlRequestRejected 400 names a bad field).
+        Kept across `reset()`; an empty list routes every host to the bundled JSON API."""
+        docs = self._call("PUT", "/_control/upstreams", json=upstreams_to_json(list(upstreams)))
+        return upstreams_from_json(docs)
+
+    def upstreams(self) -> list[Upstream]:
+        return upstreams_from_json(self._call("GET", "/_control/upstreams"))
 
     def commits(
         self,
@@ -347,6 +357,14 @@ class ProviderControl:
             return response.json()
         except ValueError as exc:
             raise ProviderControlError(f"{method} {path}: answer is not JSON") from exc
+
+
+def effect_kind(value: str) -> Effect | str:
+    """The bundled API's effects as `Effect`; an upstream fake's kinds stay plain strings."""
+    try:
+        return Effect(value)
+    except ValueError:
+        return value
 
 
 def _name(kind: type[NameT], value: NameT | str) -> str:

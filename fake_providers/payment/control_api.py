@@ -9,9 +9,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..upstreams import UpstreamConfigError, upstreams_from_json, upstreams_to_json
 from .barriers import ArmedBarrier
 from .faults import FaultRule
-from .kinds import CrashPoint, Effect, FaultKind
+from .kinds import CrashPoint, FaultKind
 from .problems import ProblemError
 from .runtime import ProviderRuntime
 from .store import LedgerStore, Row
@@ -29,7 +30,8 @@ class FaultSpec(BaseModel):
     kind: FaultKind
     key: str | None = None
     reference_prefix: str | None = None
-    effect: Effect | None = None
+    # An `Effect`, or an upstream fake's effect kind ("payment_intent", "record", ...).
+    effect: str | None = Field(default=None, min_length=1, max_length=100)
     # Attempt numbers the fault applies to; null means every attempt.
     attempts: list[Annotated[int, Field(ge=1)]] | None = [1]
     delay_ms: int = Field(default=0, ge=0)
@@ -75,6 +77,7 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
             "lenient": runtime.config.lenient,
             "key_ttl_seconds": runtime.key_ttl_seconds,
             "commits": commits,
+            "smtp_port": runtime.smtp_port,
         }
 
     @router.post(PREFIX + "/reset")
@@ -145,9 +148,26 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
         runtime.barriers.release(barrier)
         return barrier.to_json()
 
+    # Also served without the underscore: the shared design names it /control/upstreams.
+    @router.put(PREFIX + "/upstreams")
+    @router.put("/control/upstreams", include_in_schema=False)
+    async def set_upstreams(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Replace the host -> fake map (a list of Upstream as JSON); not cleared by reset."""
+        try:
+            upstreams = upstreams_from_json(docs)
+        except UpstreamConfigError as exc:
+            raise ProblemError(400, "invalid-upstreams", "Invalid upstreams", str(exc)) from exc
+        runtime.upstreams = {upstream.host: upstream for upstream in upstreams}
+        return upstreams_to_json(upstreams)
+
+    @router.get(PREFIX + "/upstreams")
+    @router.get("/control/upstreams", include_in_schema=False)
+    async def get_upstreams() -> list[dict[str, Any]]:
+        return upstreams_to_json(list(runtime.upstreams.values()))
+
     @router.get(PREFIX + "/commits")
     async def commits(
-        reference: str | None = None, key: str | None = None, effect: Effect | None = None
+        reference: str | None = None, key: str | None = None, effect: str | None = None
     ) -> list[Row]:
         return await runtime.db(
             lambda store: store.commits(reference=reference, key=key, effect=effect)
@@ -158,7 +178,7 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
         reference: str | None = None,
         key: str | None = None,
         outcome: str | None = None,
-        effect: Effect | None = None,
+        effect: str | None = None,
     ) -> list[Row]:
         return await runtime.db(
             lambda store: store.attempts(

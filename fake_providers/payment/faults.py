@@ -24,7 +24,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from .kinds import Effect, FaultKind
+from .kinds import FaultKind
 
 
 @dataclass
@@ -32,7 +32,7 @@ class FaultRule:
     kind: FaultKind
     key: str | None = None
     reference_prefix: str | None = None
-    effect: Effect | None = None
+    effect: str | None = None
     attempts: frozenset[int] | None = None  # None: every attempt
     delay_ms: int = 0
     hang_ms: int = 30_000
@@ -40,7 +40,7 @@ class FaultRule:
     id: str = ""
     hits: int = 0  # how often the rule fired: evidence that a fault landed
 
-    def matches(self, effect: Effect, key: str | None, reference: str, attempt_no: int) -> bool:
+    def matches(self, effect: str, key: str | None, reference: str, attempt_no: int) -> bool:
         return (
             (self.key is None or self.key == key)
             and (self.reference_prefix is None or reference.startswith(self.reference_prefix))
@@ -54,7 +54,7 @@ class FaultRule:
             "kind": self.kind.value,
             "key": self.key,
             "reference_prefix": self.reference_prefix,
-            "effect": self.effect.value if self.effect else None,
+            "effect": str(self.effect) if self.effect else None,
             "attempts": sorted(self.attempts) if self.attempts is not None else None,
             "delay_ms": self.delay_ms,
             "hang_ms": self.hang_ms,
@@ -82,7 +82,7 @@ class FaultPlan:
         self.rules.clear()
 
     def take(
-        self, effect: Effect, key: str | None, reference: str, attempt_no: int
+        self, effect: str, key: str | None, reference: str, attempt_no: int
     ) -> FaultRule | None:
         """The fault for this attempt, counted as fired."""
         for rule in self.rules:

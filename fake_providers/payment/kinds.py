@@ -9,7 +9,8 @@ from enum import StrEnum
 
 
 class Effect(StrEnum):
-    """The kind of side effect a committed ledger row stands for."""
+    """The bundled JSON API's effect kinds. Upstream fakes commit under other names (plain
+    strings: "payment_intent", "customer", "record", ...), so stored effects are `str`."""
 
     CHARGE = "charge"
     EMAIL = "email"
@@ -52,6 +53,7 @@ class Outcome(StrEnum):
     DECLINED_402 = "declined_402"
     FAULT_INJECTED = "fault_injected"  # a pre-commit fault answered; nothing committed
     INTERRUPTED = "interrupted"  # the provider stopped or was reset while the attempt ran
+    PROCESSED = "processed"  # answered a creation that is not an effect route: no commit
 
 
 class BarrierState(StrEnum):

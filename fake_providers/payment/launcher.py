@@ -33,6 +33,7 @@ class ProviderProcess:
     db_path: Path
     log_path: Path
     _stdout_lines: queue.Queue[str | None] = field(repr=False, default_factory=queue.Queue)
+    smtp_port: int = 0  # the mail fake's SMTP port (127.0.0.1)
 
     @property
     def base_url(self) -> str:
@@ -76,6 +77,7 @@ def launch(
     *,
     port: int = 0,
     control_port: int = 0,
+    smtp_port: int = 0,
     key_ttl_seconds: float | None = None,
     lenient: bool = False,
     log_path: Path | None = None,
@@ -96,6 +98,8 @@ def launch(
         str(port),
         "--control-port",
         str(control_port),
+        "--smtp-port",
+        str(smtp_port),
         "--db",
         str(db_path),
     ]
@@ -128,7 +132,15 @@ def launch(
             process.stdin.close()
         tail = log_path.read_text(errors="replace")[-2000:]
         raise ProviderStartError(f"{exc}; exit code {process.returncode}; log:\n{tail}") from exc
-    return ProviderProcess(process, ports["port"], ports["control_port"], db_path, log_path, lines)
+    return ProviderProcess(
+        process,
+        ports["port"],
+        ports["control_port"],
+        db_path,
+        log_path,
+        lines,
+        smtp_port=ports["smtp_port"],
+    )
 
 
 def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
@@ -152,4 +164,8 @@ def _await_ready(lines: queue.Queue[str | None], timeout: float) -> dict[str, in
             raise ProviderStartError("provider exited before READY")
         if line.startswith(READY_PREFIX):
             document = json.loads(line[len(READY_PREFIX) :])
-            return {"port": int(document["port"]), "control_port": int(document["control_port"])}
+            return {
+                "port": int(document["port"]),
+                "control_port": int(document["control_port"]),
+                "smtp_port": int(document.get("smtp_port", 0)),
+            }

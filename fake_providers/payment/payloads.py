@@ -67,7 +67,7 @@ def openapi_json_body(model: type[BaseModel]) -> dict[str, Any]:
 
 async def read_json_body(request: Request, model: type[ModelT], max_bytes: int) -> ModelT:
     _require_json_media_type(request)
-    raw = await _read_capped(request, max_bytes)
+    raw = await read_capped(request, max_bytes)
     try:
         document = json.loads(raw)
     except (ValueError, RecursionError) as exc:
@@ -106,7 +106,7 @@ def _require_json_media_type(request: Request) -> None:
         )
 
 
-async def _read_capped(request: Request, max_bytes: int) -> bytes:
+async def read_capped(request: Request, max_bytes: int) -> bytes:
     too_large = ProblemError(
         413, "body-too-large", "Request body too large", f"the limit is {max_bytes} bytes"
     )

@@ -4,13 +4,17 @@
               -> [barrier committed] -> [post-commit fault] -> respond -> [barrier responded]
 
 Requests that do not claim (409, 422, replay) are answered straight from the claim step.
+The error answers are the bundled API's problem+json by default; an upstream fake passes its
+own `PipelineAnswers` (Stripe's error shape). A request that is not an effect route
+(`observed=False`) still claims and replays its key but meets no barrier and no fault, and
+commits nothing.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -30,6 +34,7 @@ from .store import (
     ClaimStatus,
     CommitRow,
     LedgerStore,
+    ObjectRow,
     StoredResponse,
 )
 
@@ -56,6 +61,58 @@ class EffectResult:
     commits: bool
     outcome: Outcome
     charge: ChargeRow | None = None
+    objects: Sequence[ObjectRow] = ()  # state an upstream fake reads back later
+
+
+@dataclass(frozen=True)
+class PipelineAnswers:
+    """The answers the pipeline itself gives (not the effect's own response)."""
+
+    mismatch: Callable[[], Response] = field(
+        default=lambda: problem_response(
+            422,
+            "idempotency-key-mismatch",
+            "Idempotency key reused",
+            "this Idempotency-Key was used with a different request payload",
+        )
+    )
+    in_flight: Callable[[], Response] = field(
+        default=lambda: problem_response(
+            409,
+            "idempotency-key-in-flight",
+            "Request in progress",
+            "a request with this Idempotency-Key is still being processed; retry later",
+        )
+    )
+    error_before_commit: Callable[[], Response] = field(
+        default=lambda: problem_response(
+            500,
+            "injected-error",
+            "Internal server error",
+            "injected fault: error_before_commit",
+        )
+    )
+    rate_limited: Callable[[int], Response] = field(
+        default=lambda retry_after_s: problem_response(
+            429,
+            "rate-limited",
+            "Too many requests",
+            "injected fault: rate_limited",
+            headers={"Retry-After": str(retry_after_s)},
+        )
+    )
+    error_after_commit: StoredResponse = _ERROR_AFTER_COMMIT
+    reset: Callable[[], Response] = field(
+        default=lambda: problem_response(
+            503,
+            "provider-reset",
+            "Provider reset",
+            "the provider was reset while this request was in flight",
+        )
+    )
+
+
+PROBLEM_ANSWERS = PipelineAnswers()
 
 
 # Builds the effect (ids, response) once the attempt is processing; gets the current time.
@@ -77,17 +134,40 @@ def to_response(
 
 
 class EffectPipeline:
-    def __init__(self, runtime: ProviderRuntime) -> None:
+    def __init__(
+        self, runtime: ProviderRuntime, answers: PipelineAnswers = PROBLEM_ANSWERS
+    ) -> None:
         self._runtime = runtime
+        self._answers = answers
 
-    async def run(self, start: AttemptStart, build: EffectBuilder) -> Response:
+    async def run(
+        self, start: AttemptStart, build: EffectBuilder, *, observed: bool = True
+    ) -> Response:
         runtime = self._runtime
         claim = await runtime.db(
             lambda store: store.begin_attempt(start, runtime.key_ttl_seconds, runtime.clock())
         )
         if claim.status in (ClaimStatus.CLAIMED, ClaimStatus.NO_KEY):
+            if not observed:
+                return await self._process_unobserved(start, claim, build)
             return await self._process(start, claim, build)
-        return _answer_unclaimed(claim)
+        return self._answer_unclaimed(claim)
+
+    async def _process_unobserved(
+        self, start: AttemptStart, claim: Claim, build: EffectBuilder
+    ) -> Response:
+        runtime = self._runtime
+        result = replace(build(runtime.clock()), commits=False, outcome=Outcome.PROCESSED)
+        stored = result.response
+        settled = await runtime.db(
+            partial(
+                _settle, start=start, claim=claim, result=result, stored=stored, now=runtime.clock()
+            )
+        )
+        if not settled:
+            return self._answers.reset()
+        await self._finish(claim, None, stored.status)
+        return to_response(stored)
 
     async def _process(self, start: AttemptStart, claim: Claim, build: EffectBuilder) -> Response:
         runtime = self._runtime
@@ -102,19 +182,15 @@ class EffectPipeline:
         result = build(runtime.clock())
         stored = result.response
         if fault_kind is FaultKind.COMMIT_THEN_ERROR:
-            stored = _ERROR_AFTER_COMMIT  # Stripe stores a 500 after commit: retries replay it
+            # Stripe stores a 500 after commit: retries replay it
+            stored = self._answers.error_after_commit
         settled = await runtime.db(
             partial(
                 _settle, start=start, claim=claim, result=result, stored=stored, now=runtime.clock()
             )
         )
         if not settled:
-            return problem_response(
-                503,
-                "provider-reset",
-                "Provider reset",
-                "the provider was reset while this request was in flight",
-            )
+            return self._answers.reset()
         reached_by = replace(reached_by, effect_id=result.effect_id)
         await runtime.barriers.reach(CrashPoint.COMMITTED, reached_by)
         if fault is not None and fault.kind is FaultKind.COMMIT_THEN_HANG:
@@ -135,22 +211,10 @@ class EffectPipeline:
             await runtime.pause(fault.delay_ms / 1000)
             return None
         if fault.kind is FaultKind.RATE_LIMITED:
-            status = 429
-            response = problem_response(
-                429,
-                "rate-limited",
-                "Too many requests",
-                "injected fault: rate_limited",
-                headers={"Retry-After": str(fault.retry_after_s)},
-            )
+            response = self._answers.rate_limited(fault.retry_after_s)
         else:
-            status = 500
-            response = problem_response(
-                500,
-                "injected-error",
-                "Internal server error",
-                "injected fault: error_before_commit",
-            )
+            response = self._answers.error_before_commit()
+        status = response.status_code
         await runtime.db(
             lambda store: store.release(
                 claim.attempt_id,
@@ -171,24 +235,13 @@ class EffectPipeline:
             )
         )
 
-
-def _answer_unclaimed(claim: Claim) -> Response:
-    if claim.status is ClaimStatus.DONE:
-        assert claim.replay is not None
-        return to_response(claim.replay, replayed=True)
-    if claim.status is ClaimStatus.MISMATCH:
-        return problem_response(
-            422,
-            "idempotency-key-mismatch",
-            "Idempotency key reused",
-            "this Idempotency-Key was used with a different request payload",
-        )
-    return problem_response(
-        409,
-        "idempotency-key-in-flight",
-        "Request in progress",
-        "a request with this Idempotency-Key is still being processed; retry later",
-    )
+    def _answer_unclaimed(self, claim: Claim) -> Response:
+        if claim.status is ClaimStatus.DONE:
+            assert claim.replay is not None
+            return to_response(claim.replay, replayed=True)
+        if claim.status is ClaimStatus.MISMATCH:
+            return self._answers.mismatch()
+        return self._answers.in_flight()
 
 
 def _settle(
@@ -221,4 +274,5 @@ def _settle(
         commit=commit,
         response=stored,
         now=now,
+        objects=result.objects,
     )

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from ..upstreams import Upstream
 from .barriers import BarrierRegistry
 from .config import ProviderConfig
 from .faults import FaultPlan
@@ -24,6 +25,9 @@ class ProviderRuntime:
         self.key_ttl_seconds = config.key_ttl_seconds
         self.faults = FaultPlan()
         self.barriers = BarrierRegistry()
+        # Which fake answers which host; kept across `reset()` (the harness sets it per case).
+        self.upstreams: dict[str, Upstream] = {}
+        self.smtp_port: int | None = None  # the mail fake's port, once it serves
         self._store = LedgerStore(config.db_path, now=clock())
         # One thread owns the SQLite connection: writes are serialised without blocking the loop.
         self._db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger")

@@ -57,3 +57,14 @@ CREATE TABLE IF NOT EXISTS commits (
     committed_at    REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS commits_by_reference ON commits (reference);
+
+-- State the upstream fakes answer reads from (Stripe objects, recorded requests), per host.
+CREATE TABLE IF NOT EXISTS objects (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    host        TEXT NOT NULL,
+    kind        TEXT NOT NULL,  -- stripe: object name ("customer"); record: the request path
+    id          TEXT NOT NULL,
+    document    TEXT NOT NULL,  -- JSON
+    created_at  REAL NOT NULL,
+    UNIQUE (host, kind, id)
+);

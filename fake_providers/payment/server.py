@@ -1,7 +1,8 @@
 """Serving both apps from one process and one event loop, on 127.0.0.1 only.
 
 Sockets are bound here (port 0 picks a free one) so the real ports are known before uvicorn
-starts; `READY {"port": .., "control_port": ..}` goes to stdout once both servers accept.
+starts; `READY {"port": .., "control_port": .., "smtp_port": ..}` goes to stdout once all
+servers accept (the mail fake's SMTP server runs on the same loop).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from starlette.types import ASGIApp
 from .app import create_app
 from .config import HOST, READY_PREFIX, ProviderConfig
 from .connection import expose_transport
+from .fakes.mail import start_mail_server
 
 
 class _Server(uvicorn.Server):
@@ -49,8 +51,11 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
-def ready_line(port: int, control_port: int) -> str:
-    document = {"port": port, "control_port": control_port, "pid": os.getpid()}
+def ready_line(port: int, control_port: int, smtp_port: int | None = None) -> str:
+    document: dict[str, int] = {"port": port, "control_port": control_port}
+    if smtp_port is not None:
+        document["smtp_port"] = smtp_port
+    document["pid"] = os.getpid()
     return READY_PREFIX + json.dumps(document, separators=(",", ":"))
 
 
@@ -65,11 +70,11 @@ def bind_control(public_port: int, control_port: int | None) -> socket.socket:
     return bind(0)
 
 
-def summary_line(config: ProviderConfig, port: int, control_port: int) -> str:
+def summary_line(config: ProviderConfig, port: int, control_port: int, smtp_port: int) -> str:
     """Where everything is, for a person who started the provider by hand."""
     return (
         f"fake payment provider: API http://{HOST}:{port}, control http://{HOST}:{control_port}, "
-        f"ledger {config.db_path} (Ctrl-C stops it)"
+        f"SMTP {HOST}:{smtp_port}, ledger {config.db_path} (Ctrl-C stops it)"
     )
 
 
@@ -80,12 +85,15 @@ async def serve(
     announce: Callable[[str], None] = print,
     *,
     stop_on_stdin_eof: bool = False,
+    smtp_port: int = 0,
 ) -> None:
     """Serve until SIGTERM/SIGINT (or, if asked, until stdin reaches EOF). ``control_port``
-    None: the public port + 1, or any free port when that one is taken."""
+    None: the public port + 1, or any free port when that one is taken; ``smtp_port`` 0: any
+    free port."""
     provider = create_app(config)
     public_sock = bind(port)
     control_sock = bind_control(public_sock.getsockname()[1], control_port)
+    smtp_server = await start_mail_server(provider.runtime, bind(smtp_port))
     servers = [
         _Server(_uvicorn_config(expose_transport(provider.public))),
         _Server(_uvicorn_config(provider.control)),
@@ -110,7 +118,11 @@ async def serve(
         ready = asyncio.create_task(_all_ready(servers))
         done, _ = await asyncio.wait([ready, *tasks], return_when=asyncio.FIRST_COMPLETED)
         if ready in done:
-            ports = public_sock.getsockname()[1], control_sock.getsockname()[1]
+            ports = (
+                public_sock.getsockname()[1],
+                control_sock.getsockname()[1],
+                smtp_server.sockets[0].getsockname()[1],
+            )
             announce(ready_line(*ports))
             # stdout stays the machine-read READY line; people read stderr.
             print(summary_line(config, *ports), file=sys.stderr, flush=True)
@@ -119,6 +131,7 @@ async def serve(
             stop()
         await asyncio.gather(*tasks)
     finally:
+        smtp_server.close()
         provider.close()
 
 
@@ -159,9 +172,19 @@ def run(
     control_port: int | None,
     *,
     stop_on_stdin_eof: bool = False,
+    smtp_port: int = 0,
 ) -> None:
     def announce(line: str) -> None:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
-    asyncio.run(serve(config, port, control_port, announce, stop_on_stdin_eof=stop_on_stdin_eof))
+    asyncio.run(
+        serve(
+            config,
+            port,
+            control_port,
+            announce,
+            stop_on_stdin_eof=stop_on_stdin_eof,
+            smtp_port=smtp_port,
+        )
+    )

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .kinds import Effect, Outcome
+from .kinds import Outcome
 
 Row = dict[str, Any]
 
@@ -51,7 +51,7 @@ class Claim:
 
 @dataclass(frozen=True)
 class AttemptStart:
-    effect: Effect
+    effect: str  # an `Effect`, or an upstream fake's effect kind
     key: str | None
     reference: str
     fingerprint: str
@@ -62,7 +62,7 @@ class AttemptStart:
 class CommitRow:
     """One committed side effect: the number the oracle counts per reference."""
 
-    effect: Effect
+    effect: str
     effect_id: str
     reference: str
     idempotency_key: str | None
@@ -81,6 +81,17 @@ class ChargeRow:
     status: str
     description: str | None
     idempotency_key: str | None
+    created_at: float
+
+
+@dataclass(frozen=True)
+class ObjectRow:
+    """An object an upstream fake keeps for later reads; written with the commit, or updated."""
+
+    host: str
+    kind: str
+    id: str
+    document: dict[str, Any]
     created_at: float
 
 
@@ -120,14 +131,14 @@ class LedgerStore:
 
     def reset(self) -> None:
         with self._transaction() as db:
-            for table in ("attempts", "idempotency_keys", "charges", "commits"):
+            for table in ("attempts", "idempotency_keys", "charges", "commits", "objects"):
                 db.execute(f"DELETE FROM {table}")
 
     # -- attempts -------------------------------------------------------------------------------
 
     def record_rejected(
         self,
-        effect: Effect,
+        effect: str,
         key: str | None,
         reference: str | None,
         status: int,
@@ -257,6 +268,7 @@ class LedgerStore:
         commit: CommitRow | None,
         response: StoredResponse | None,
         now: float,
+        objects: Sequence[ObjectRow] = (),
     ) -> bool:
         """Commit the effect (if any) and store the response for replay, in one transaction.
 
@@ -283,6 +295,13 @@ class LedgerStore:
                         charge.idempotency_key,
                         charge.created_at,
                     ),
+                )
+            for obj in objects:
+                db.execute(
+                    "INSERT INTO objects (host, kind, id, document, created_at)"
+                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT (host, kind, id)"
+                    " DO UPDATE SET document = excluded.document",
+                    (obj.host, obj.kind, obj.id, json.dumps(obj.document), obj.created_at),
                 )
             if commit is not None:
                 db.execute(
@@ -393,6 +412,16 @@ class LedgerStore:
     def charge(self, charge_id: str) -> Row | None:
         rows = self._select("charges", "created_at", id=charge_id)
         return rows[0] if rows else None
+
+    def objects(self, host: str, kind: str, object_id: str | None = None) -> list[ObjectRow]:
+        """Objects of one kind on one host, oldest first (or the one with `object_id`)."""
+        rows = self._select("objects", "seq", host=host, kind=kind, id=object_id)
+        return [
+            ObjectRow(
+                row["host"], row["kind"], row["id"], json.loads(row["document"]), row["created_at"]
+            )
+            for row in rows
+        ]
 
     def commit_count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM commits").fetchone()[0])

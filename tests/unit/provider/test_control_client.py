@@ -18,6 +18,7 @@ from fake_providers.payment import (
     ProviderUnreachable,
 )
 from fake_providers.payment.control import Barrier, BarrierInfo
+from fake_providers.upstreams import ReferenceSource, Upstream
 
 from .conftest import LiveProvider, unique
 
@@ -120,3 +121,16 @@ def _armed_json(barrier_id: str) -> dict[str, object]:
         "reached_reference": None,
         "effect_id": None,
     }
+
+
+def test_upstreams_round_trip(live: LiveProvider) -> None:
+    stripe = Upstream("api.stripe.com", "stripe", ReferenceSource("form", "metadata[order_id]"))
+    try:
+        assert live.control.set_upstreams([stripe]) == [stripe]
+        assert live.control.upstreams() == [stripe]
+        with pytest.raises(ControlRequestRejected) as rejected:
+            live.control.set_upstreams([stripe, stripe])
+        assert rejected.value.status_code == 400
+    finally:
+        live.control.set_upstreams([])
+    assert live.control.upstreams() == []

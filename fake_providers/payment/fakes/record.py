@@ -1,0 +1,153 @@
+"""The `record` fake: a generic recording REST upstream (Notion, Airtable, a team's backend).
+
+- Every non-GET request is a commit (effect "record", or the Upstream's `effect`) unless it
+  matches `reads`, or `effects` is configured and it matches none of them (then it is recorded
+  but no commit, and meets no fault or barrier).
+- Answers come from the first matching `templates` entry (status, JSON body with `{{id}}` and
+  `{{field}}` substituted), else the request's JSON echoed with an `id`.
+- GET <path> answers {"results": [records posted to <path>], "has_more": false}, filtered by
+  query parameters that name record fields; GET <path>/<id> answers one record (404 if the
+  collection has records but not that one). A `reads` route answers the same listing.
+- With `idempotency_header`, a repeated header value replays the first answer (pipeline).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ...upstreams import RouteTemplate, Upstream
+from ..kinds import Outcome
+from ..pipeline import EffectPipeline, EffectResult, json_response
+from ..problems import ProblemError
+from ..runtime import ProviderRuntime
+from ..store import AttemptStart, ObjectRow, StoredResponse
+from .inbound import UnreadableBody, UpstreamRequest, read_upstream_request, reference_of
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([\w.\-]+)\s*\}\}")
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class RecordFake:
+    def __init__(self, runtime: ProviderRuntime) -> None:
+        self.runtime = runtime
+        self.pipeline = EffectPipeline(runtime)
+
+    async def handle(self, request: Request, upstream: Upstream) -> Response:
+        received_at = self.runtime.clock()
+        try:
+            inbound = await read_upstream_request(request, self.runtime.config.max_body_bytes)
+        except UnreadableBody as exc:
+            return JSONResponse({"error": "bad_request", "message": str(exc)}, 400)
+        except ProblemError as exc:
+            return exc.to_response()
+        method, path = inbound.method, inbound.path
+        template = upstream.template_for(method, path)
+        if method in _SAFE_METHODS or upstream.is_read(method, path):
+            if template is not None:
+                fields = {"id": "", **dict(inbound.query), **_fields(inbound.params)}
+                return _to_response(render(template, fields))
+            return await self._read(upstream, inbound)
+        observed = upstream.is_effect_route(method, path)
+        key = None
+        if upstream.idempotency_header:
+            key = inbound.headers.get(upstream.idempotency_header.lower()) or None
+        start = AttemptStart(
+            upstream.effect_kind("record"),
+            key,
+            reference_of(upstream.reference, inbound),
+            inbound.fingerprint(),
+            received_at,
+        )
+
+        def effect_result(now: float) -> EffectResult:
+            record_id = str(uuid.uuid4())
+            body = inbound.params
+            record = {**body, "id": record_id} if isinstance(body, dict) else {"id": record_id}
+            if not isinstance(body, dict) and inbound.raw_body:
+                record["body"] = (
+                    body if body is not None else inbound.raw_body.decode("utf-8", "replace")
+                )
+            fields = {**_fields(body), "id": record_id}
+            answer = render(template, fields) if template else json_response(200, record)
+            return EffectResult(
+                record_id,
+                answer,
+                commits=True,
+                outcome=Outcome.COMMITTED,
+                objects=[ObjectRow(upstream.host, path, record_id, record, now)],
+            )
+
+        return await self.pipeline.run(
+            start, effect_result, observed=True if observed is None else observed
+        )
+
+    async def _read(self, upstream: Upstream, inbound: UpstreamRequest) -> Response:
+        path = inbound.path.rstrip("/") or "/"
+        here = await self.runtime.db(lambda store: store.objects(upstream.host, path))
+        parent, _, last = path.rpartition("/")
+        if not here and parent:
+            siblings = await self.runtime.db(lambda store: store.objects(upstream.host, parent))
+            if siblings:
+                match = [row.document for row in siblings if row.id == last]
+                if match:
+                    return JSONResponse(match[-1])
+                return JSONResponse({"error": "not_found", "message": f"no record {last}"}, 404)
+        records = [row.document for row in here]
+        known = {name for record in records for name in record}
+        for name, value in inbound.query:
+            if name in known:
+                records = [r for r in records if _text(r.get(name)) == value]
+        return JSONResponse({"results": records, "has_more": False})
+
+
+def render(template: RouteTemplate, fields: dict[str, Any]) -> StoredResponse:
+    """The template's body with placeholders filled; `"{{x}}"` alone keeps x's JSON type."""
+
+    def fill(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {fill(name): fill(value) for name, value in node.items()}
+        if isinstance(node, list):
+            return [fill(item) for item in node]
+        if not isinstance(node, str):
+            return node
+        whole = _PLACEHOLDER.fullmatch(node.strip())
+        if whole is not None:
+            return _lookup(fields, whole.group(1))
+        return _PLACEHOLDER.sub(lambda m: _text(_lookup(fields, m.group(1))), node)
+
+    body = json.dumps(fill(template.parsed_body()), separators=(",", ":")).encode()
+    return StoredResponse(template.status, [("content-type", "application/json")], body)
+
+
+def _fields(params: Any) -> dict[str, Any]:
+    return dict(params) if isinstance(params, dict) else {}
+
+
+def _lookup(fields: dict[str, Any], name: str) -> Any:
+    if name in fields:
+        return fields[name]
+    node: Any = fields
+    for part in name.split("."):
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def _to_response(stored: StoredResponse) -> Response:
+    return Response(stored.body, stored.status, headers=dict(stored.headers))

@@ -1,0 +1,114 @@
+"""The mail fake: smtplib against the real aiosmtpd server on the test's event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import smtplib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from email.message import EmailMessage
+from pathlib import Path
+
+import httpx
+import pytest
+import pytest_asyncio
+
+from fake_providers.payment import create_app
+from fake_providers.payment.fakes.mail import start_mail_server
+from fake_providers.payment.server import bind
+from fake_providers.upstreams import ReferenceSource, Upstream, upstreams_to_json
+
+from .conftest import inprocess_config
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(30)]
+
+MAIL = Upstream("smtp", "mail", ReferenceSource("subject", r"Order (\S+)"))
+
+
+@dataclass
+class MailFake:
+    port: int
+    control: httpx.AsyncClient
+
+    def send(self, subject: str, *, login: bool = False) -> dict[str, tuple[int, bytes]]:
+        """Blocking: run it in a thread (the server shares the test's loop)."""
+        message = EmailMessage()
+        message["From"] = "shop@x.test"
+        message["To"] = "ada@x.test"
+        message["Subject"] = subject
+        message["X-Order"] = "hdr-7"
+        message.set_content("Thanks for your order.")
+        with smtplib.SMTP("127.0.0.1", self.port, timeout=10) as client:
+            if login:
+                client.login("n8n", "secret")
+            return client.send_message(message)  # type: ignore[return-value]
+
+    async def commits(self) -> list[dict[str, object]]:
+        rows: list[dict[str, object]] = (await self.control.get("/_control/commits")).json()
+        return rows
+
+
+@pytest_asyncio.fixture
+async def mail(tmp_path: Path) -> AsyncIterator[MailFake]:
+    provider = create_app(inprocess_config(tmp_path))
+    server = await start_mail_server(provider.runtime, bind(0))
+    control = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=provider.control), base_url="http://control"
+    )
+    async with control:
+        await control.put("/_control/upstreams", json=upstreams_to_json([MAIL]))
+        yield MailFake(server.sockets[0].getsockname()[1], control)
+    server.close()
+    provider.close()
+
+
+async def test_each_message_is_an_email_commit(mail: MailFake) -> None:
+    refused = await asyncio.to_thread(mail.send, "Order A-17 confirmed", login=True)
+    assert refused == {}
+    await asyncio.to_thread(mail.send, "Order A-17 confirmed")
+    commits = await mail.commits()
+    assert [(c["effect"], c["reference"]) for c in commits] == [("email", "A-17")] * 2
+    health = (await mail.control.get("/_control/health")).json()
+    assert health["smtp_port"] == mail.port
+
+
+async def test_reference_from_a_header(mail: MailFake) -> None:
+    upstream = Upstream("smtp", "mail", ReferenceSource("header", "X-Order"), effect="receipt")
+    await mail.control.put("/_control/upstreams", json=upstreams_to_json([upstream]))
+    await asyncio.to_thread(mail.send, "Your receipt")
+    [commit] = await mail.commits()
+    assert (commit["effect"], commit["reference"]) == ("receipt", "hdr-7")
+
+
+async def test_error_before_commit_is_451_and_commits_nothing(mail: MailFake) -> None:
+    await mail.control.post("/_control/faults", json={"kind": "error_before_commit"})
+    with pytest.raises(smtplib.SMTPDataError) as refused:
+        await asyncio.to_thread(mail.send, "Order B-1")
+    assert refused.value.smtp_code == 451
+    assert await mail.commits() == []
+    await asyncio.to_thread(mail.send, "Order B-1")  # attempt 2: no fault
+    assert len(await mail.commits()) == 1
+
+
+async def test_commit_then_close_commits_then_drops_the_connection(mail: MailFake) -> None:
+    await mail.control.post("/_control/faults", json={"kind": "commit_then_close"})
+    with pytest.raises((smtplib.SMTPServerDisconnected, ConnectionError)):
+        await asyncio.to_thread(mail.send, "Order C-1")
+    [commit] = await mail.commits()
+    assert commit["reference"] == "C-1"
+
+
+async def test_barrier_holds_a_message_at_committed(mail: MailFake) -> None:
+    armed = await mail.control.post(
+        "/_control/barriers", json={"reference": "D-1", "point": "committed"}
+    )
+    barrier_id = armed.json()["id"]
+    sending = asyncio.create_task(asyncio.to_thread(mail.send, "Order D-1"))
+    reached = await mail.control.post(
+        f"/_control/barriers/{barrier_id}/wait", params={"timeout": 5}
+    )
+    assert reached.json()["state"] == "holding"
+    assert len(await mail.commits()) == 1
+    assert not sending.done()
+    await mail.control.post(f"/_control/barriers/{barrier_id}/release")
+    assert await sending == {}

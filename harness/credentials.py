@@ -120,7 +120,7 @@ def check(
         referenced = node.get("credentials") if isinstance(node.get("credentials"), dict) else {}
         assert isinstance(referenced, dict)
         for type_ in needed_types(node):
-            if type_ not in referenced and type_ not in given:
+            if type_ not in referenced and type_ not in given and type_ not in STACK_PROVIDED:
                 raise ConfigError(
                     f"{workflow_path}: node {node.get('name')!r} needs a {type_} credential "
                     f'that the file does not reference; add {{"{type_}": {{}}}} to '

@@ -294,7 +294,7 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
     workflow = wj.load_workflow(workflow_path, _read_json, default_name=directory.name)
     mode = wj.check_webhook(workflow, workflow_path, m.trigger.method, m.trigger.path, files.path)
     creds.check(workflow, workflow_path, manifest_path, dict(m.credentials))
-    trigger = _trigger_shape(workflow, workflow_path, m, files)
+    trigger = _trigger_shape(workflow, workflow_path, m.trigger.body, m, files, "trigger")
     reconciler = _reconciler(m, files)
     error_workflow = _error_workflow(m, files)
     negative_control = (
@@ -348,7 +348,12 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
 
 
 def _trigger_shape(
-    workflow: dict[str, Any], workflow_path: Path, m: mm.Manifest, files: _Files
+    workflow: dict[str, Any],
+    workflow_path: Path,
+    body: dict[str, Any],
+    m: mm.Manifest,
+    files: _Files,
+    field_prefix: str,
 ) -> tuple[dict[str, str] | None, TriggerAuth | None]:
     """A Form Trigger's fields (the manifest's body maps onto them), and the trigger's auth
     credential with a fresh secret (the manifest's ``credentials`` data overrides it)."""
@@ -357,10 +362,10 @@ def _trigger_shape(
     if node.get("type") == wj.FORM_TRIGGER_NODE_TYPE:
         form = wj.form_field_names(node)
         names = set(form) | set(form.values())
-        unknown = sorted(k for k in m.trigger.body if k not in names)
+        unknown = sorted(k for k in body if k not in names)
         if unknown:
             files.fail(
-                "trigger.body",
+                f"{field_prefix}.body",
                 f"{', '.join(map(repr, unknown))} is no field of the Form Trigger "
                 f"{node.get('name')!r} of {workflow_path}; use the fields' labels "
                 f"({', '.join(map(repr, form)) or 'none'}) or their names field-0, field-1, ...",
@@ -498,6 +503,10 @@ def _reconciler(m: mm.Manifest, files: _Files) -> Companion | None:
         wj.SYNCHRONOUS_RESPONSE_MODES,
         "reconciler.trigger.",
     )
+    form, auth = _trigger_shape(
+        workflow, workflow_path, spec.trigger.body, m, files, "reconciler.trigger"
+    )
+    creds.check(workflow, workflow_path, files.path, dict(m.credentials))
     return Companion(
         workflow,
         spec.trigger.method,
@@ -505,6 +514,8 @@ def _reconciler(m: mm.Manifest, files: _Files) -> Companion | None:
         spec.trigger.body,
         headers_template=dict(spec.trigger.headers),
         query_template=dict(spec.trigger.query),
+        form_fields=form,
+        trigger_auth=auth,
     )
 
 
@@ -514,6 +525,7 @@ def _error_workflow(m: mm.Manifest, files: _Files) -> ErrorWorkflowSpec | None:
     workflow_path = files.sibling(m.error_workflow.workflow, "error_workflow.workflow")
     workflow = wj.load_workflow(workflow_path, _read_json)
     wj.check_error_workflow(workflow, workflow_path)
+    creds.check(workflow, workflow_path, files.path, dict(m.credentials))
     return ErrorWorkflowSpec(workflow=workflow, runs_query=m.error_workflow.runs_query)
 
 

@@ -112,9 +112,9 @@ def check_webhook(
     params = node["parameters"]
     is_form = node.get("type") == FORM_TRIGGER_NODE_TYPE
     label = f"{path}: {'Form Trigger' if is_form else 'Webhook'} node {node.get('name')!r}"
-    if params.get("path") != trigger_path:
+    if trigger_path_of(node) != trigger_path:
         raise ConfigError(
-            f"{label}: parameters.path is {params.get('path')!r} but {manifest_path} field "
+            f"{label}: parameters.path is {trigger_path_of(node)!r} but {manifest_path} field "
             f"'{field_prefix}path' is {trigger_path!r}; make them the same"
         )
     # A form is submitted with a POST; its GET only renders the page.
@@ -160,16 +160,31 @@ def trigger_auth_type(node: dict[str, Any], where: str) -> str | None:
 
 
 def form_field_names(node: dict[str, Any]) -> dict[str, str]:
-    """A Form Trigger's fields: label -> the name its form submits (``field-0``, ...)."""
+    """A Form Trigger's fields: the name its output item uses -> the name its form submits.
+    n8n (Form/utils: addFormResponseDataToReturnItem) reads the submission's ``field-<i>``
+    and names it ``fieldName`` from node version 2.4 when set, else ``fieldLabel``; both the
+    label and the field name are accepted here."""
     if node.get("type") != FORM_TRIGGER_NODE_TYPE:
         return {}
     fields = node.get("parameters", {}).get("formFields", {})
     values = fields.get("values", []) if isinstance(fields, dict) else []
-    return {
-        str(item.get("fieldLabel", f"field-{index}")): f"field-{index}"
-        for index, item in enumerate(values)
-        if isinstance(item, dict)
-    }
+    names: dict[str, str] = {}
+    for index, item in enumerate(values):
+        if isinstance(item, dict):
+            for key in ("fieldLabel", "fieldName"):
+                if isinstance(item.get(key), str) and item[key]:
+                    names.setdefault(item[key], f"field-{index}")
+    return names
+
+
+def trigger_path_of(node: dict[str, Any]) -> Any:
+    """The production path of a trigger node. A Form Trigger's is ``path``, else
+    ``options.path``, else its webhookId (FormTriggerV2's webhooks[].path expression)."""
+    params = node.get("parameters", {})
+    if node.get("type") != FORM_TRIGGER_NODE_TYPE:
+        return params.get("path")
+    options = params.get("options") if isinstance(params.get("options"), dict) else {}
+    return params.get("path") or options.get("path") or node.get("webhookId")
 
 
 def check_error_workflow(workflow: dict[str, Any], path: Path) -> None:

@@ -45,28 +45,23 @@ def _smtp(ctx: FillContext) -> dict[str, Any]:
     }
 
 
-def _oauth2_token(ctx: FillContext) -> dict[str, Any]:
-    """An access token already present: n8n sends it and asks the token endpoint only on 401."""
-    return {
-        "clientId": "n8n-chaos",
-        "clientSecret": ctx.secret,
-        "oauthTokenData": {
-            "access_token": f"ya29.chaos-{ctx.secret}",
-            "token_type": "Bearer",
-            "expires_in": 3600,
-            "refresh_token": f"chaos-refresh-{ctx.secret}",
-        },
-    }
+def _oauth2_client(ctx: FillContext) -> dict[str, Any]:
+    """Google's OAuth2 types: only the client is settable through the public API (n8n's
+    public-api credentials.utils validateCredentialData allows the type's non-hidden
+    properties only, so no ``oauthTokenData``): a node using one fails with n8n's "not
+    connected" until a token is written into the credential (not done yet)."""
+    return {"clientId": "n8n-chaos", "clientSecret": ctx.secret}
 
 
 def _oauth2_generic(ctx: FillContext) -> dict[str, Any]:
+    """The client-credentials grant: n8n fetches its token from the fake's endpoint itself,
+    so no token has to be present beforehand."""
     return {
-        "grantType": "authorizationCode",
-        "authUrl": ctx.token_url.rsplit("/", 1)[0] + "/authorize",
+        "grantType": "clientCredentials",
         "accessTokenUrl": ctx.token_url,
         "scope": "",
         "authentication": "header",
-        **_oauth2_token(ctx),
+        **_oauth2_client(ctx),
     }
 
 
@@ -76,8 +71,8 @@ FILLABLE: dict[str, Callable[[FillContext], dict[str, Any]]] = {
     "httpBasicAuth": lambda ctx: {"user": BASIC_AUTH_USER, "password": ctx.secret},
     "httpHeaderAuth": lambda ctx: {"name": HEADER_AUTH_NAME, "value": f"Bearer {ctx.secret}"},
     "oAuth2Api": _oauth2_generic,
-    "googleSheetsOAuth2Api": _oauth2_token,
-    "gmailOAuth2": _oauth2_token,
+    "googleSheetsOAuth2Api": _oauth2_client,
+    "gmailOAuth2": _oauth2_client,
     "notionApi": lambda ctx: {"apiKey": f"secret_{ctx.secret}"},
     "airtableTokenApi": lambda ctx: {"accessToken": f"pat{ctx.secret}"},
     "sendGridApi": lambda ctx: {"apiKey": f"SG.{ctx.secret}"},

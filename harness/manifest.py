@@ -32,7 +32,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness import credentials as creds
 from harness import manifest_model as mm
@@ -48,6 +48,9 @@ from harness.manifest_model import (
     Promise,
 )
 from harness.manifest_upstreams import UpstreamSpec
+
+if TYPE_CHECKING:
+    from fake_providers.upstreams import Upstream
 
 __all__ = [
     "KEY_PLACEHOLDER",
@@ -204,7 +207,7 @@ class WorkflowUnderTest:
     form_fields: dict[str, str] | None = field(default=None, hash=False)
     trigger_auth: TriggerAuth | None = field(default=None, hash=False, compare=False, repr=False)
 
-    def upstream_configs(self) -> list[Any]:
+    def upstream_configs(self) -> list[Upstream]:
         """The manifest's upstreams as ``fake_providers.upstreams.Upstream`` objects."""
         return upstream_config.configs_of(self.upstreams)
 

@@ -458,7 +458,9 @@ def json_schema() -> dict[str, Any]:
 
 
 def _one_line(error: ErrorDetails, path: Path) -> str:
-    loc = [str(part) for part in error["loc"]]
+    # "[key]" is pydantic's mark of a failed mapping key (a host of upstreams): the key is
+    # already the last part.
+    loc = [str(part) for part in error["loc"] if part != "[key]"]
     kind, value = error["type"], error.get("input")
     ctx = error.get("ctx") or {}
     problem: str

@@ -1,0 +1,219 @@
+"""Which fake answers which upstream host: the config the provider receives over its control API.
+
+Stdlib only (the harness imports it to convert the manifest's `upstreams` field). Every class
+round-trips through JSON with `to_json()` / `from_json()`; bad values raise `UpstreamConfigError`
+at construction, so a bad manifest fails when it is read, not when a request arrives.
+
+    Upstream(host="api.stripe.com", fake="stripe",
+             reference=ReferenceSource("form", "metadata[order_id]"),
+             effects=(Route("POST", "/v1/payment_intents*"),))
+
+Template bodies are JSON; `{{id}}` and `{{field}}` (a request field, dotted for nesting) are
+substituted inside JSON strings after parsing, and a string that is exactly one placeholder
+takes the field's value with its JSON type: `{"id": "{{id}}", "amount": "{{amount}}"}`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any
+
+FAKE_KINDS = ("stripe", "record", "mail")
+REFERENCE_KINDS = ("form", "json", "header", "path", "query", "subject", "body_regex")
+_REGEX_KINDS = frozenset({"path", "subject", "body_regex"})
+# The effect kind of a commit when the Upstream does not name one (stripe names its objects).
+DEFAULT_EFFECT = {"stripe": "", "record": "record", "mail": "email"}
+
+
+class UpstreamConfigError(ValueError):
+    """An Upstream (or part of one) that cannot work; the message names the field and a fix."""
+
+
+@dataclass(frozen=True)
+class ReferenceSource:
+    """Where a request carries the business reference.
+
+    form: a form field as sent ("metadata[order_id]"); json: a JSON pointer ("/order/id");
+    header: a header name; query: a query parameter; path, subject, body_regex: a regex whose
+    first group (or whole match) is the reference, over the path, the mail subject, the body.
+    """
+
+    kind: str
+    where: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in REFERENCE_KINDS:
+            raise UpstreamConfigError(
+                f"reference kind {self.kind!r} is unknown; use one of {', '.join(REFERENCE_KINDS)}"
+            )
+        if not self.where:
+            raise UpstreamConfigError(f"reference {self.kind!r} needs a non-empty 'where'")
+        if self.kind == "json" and not self.where.startswith("/"):
+            raise UpstreamConfigError(
+                f"reference json pointer {self.where!r} must start with '/', e.g. '/order/id'"
+            )
+        if self.kind in _REGEX_KINDS:
+            try:
+                re.compile(self.where)
+            except re.error as exc:
+                raise UpstreamConfigError(
+                    f"reference {self.kind} regex {self.where!r} is invalid: {exc}"
+                ) from exc
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "where": self.where}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> ReferenceSource:
+        return cls(kind=str(doc["kind"]), where=str(doc["where"]))
+
+
+@dataclass(frozen=True)
+class Route:
+    """A method ("*" = any) and an fnmatch glob over the path (no query), e.g. "/v1/pages*"."""
+
+    method: str = "*"
+    path: str = "*"
+
+    def __post_init__(self) -> None:
+        if not self.method or not self.path:
+            raise UpstreamConfigError("a route needs a method ('*' for any) and a path glob")
+        object.__setattr__(self, "method", self.method.upper())
+
+    def matches(self, method: str, path: str) -> bool:
+        return (self.method == "*" or self.method == method.upper()) and fnmatchcase(
+            path, self.path
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"method": self.method, "path": self.path}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Route:
+        return cls(method=str(doc.get("method", "*")), path=str(doc.get("path", "*")))
+
+
+@dataclass(frozen=True)
+class RouteTemplate:
+    """How the record fake answers a route: a status and a JSON body template."""
+
+    route: Route
+    status: int = 200
+    body: str = '{"id": "{{id}}"}'
+
+    def __post_init__(self) -> None:
+        if not 100 <= self.status <= 599:
+            raise UpstreamConfigError(f"template status {self.status} is not an HTTP status")
+        try:
+            json.loads(self.body)
+        except ValueError as exc:
+            raise UpstreamConfigError(
+                f"template body for {self.route.method} {self.route.path} is not valid JSON"
+                f' ({exc}); put placeholders inside strings, e.g. "{{{{id}}}}"'
+            ) from exc
+
+    def parsed_body(self) -> Any:
+        return json.loads(self.body)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"route": self.route.to_json(), "status": self.status, "body": self.body}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> RouteTemplate:
+        body = doc.get("body", '{"id": "{{id}}"}')
+        return cls(
+            route=Route.from_json(doc["route"]),
+            status=int(doc.get("status", 200)),
+            body=body if isinstance(body, str) else json.dumps(body),
+        )
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """One intercepted host and the fake that answers it (host "smtp" for the mail fake)."""
+
+    host: str
+    fake: str
+    reference: ReferenceSource | None = None
+    effects: tuple[Route, ...] = ()  # empty: the fake's default effect routes
+    reads: tuple[Route, ...] = ()  # record: non-GET routes that are reads, not commits
+    templates: tuple[RouteTemplate, ...] = ()
+    idempotency_header: str | None = None  # record: optional idempotency by this header
+    effect: str = ""  # the commits' effect kind; "" = the fake's default
+
+    def __post_init__(self) -> None:
+        if self.fake not in FAKE_KINDS:
+            raise UpstreamConfigError(
+                f"upstream {self.host!r}: fake {self.fake!r} is unknown;"
+                f" use one of {', '.join(FAKE_KINDS)}"
+            )
+        if not self.host or any(c in self.host for c in "/ "):
+            raise UpstreamConfigError(
+                f"upstream host {self.host!r} must be a bare host name, e.g. 'api.stripe.com'"
+            )
+        object.__setattr__(self, "host", self.host.lower())
+        for name in ("effects", "reads", "templates"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+    def is_effect_route(self, method: str, path: str) -> bool | None:
+        """True/False when `effects` is configured; None: the fake decides (its defaults)."""
+        if not self.effects:
+            return None
+        return any(route.matches(method, path) for route in self.effects)
+
+    def is_read(self, method: str, path: str) -> bool:
+        return any(route.matches(method, path) for route in self.reads)
+
+    def template_for(self, method: str, path: str) -> RouteTemplate | None:
+        return next((t for t in self.templates if t.route.matches(method, path)), None)
+
+    def effect_kind(self, fake_default: str) -> str:
+        return self.effect or DEFAULT_EFFECT[self.fake] or fake_default
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "fake": self.fake,
+            "reference": self.reference.to_json() if self.reference else None,
+            "effects": [route.to_json() for route in self.effects],
+            "reads": [route.to_json() for route in self.reads],
+            "templates": [template.to_json() for template in self.templates],
+            "idempotency_header": self.idempotency_header,
+            "effect": self.effect,
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Upstream:
+        try:
+            reference = doc.get("reference")
+            return cls(
+                host=str(doc["host"]),
+                fake=str(doc["fake"]),
+                reference=ReferenceSource.from_json(reference) if reference else None,
+                effects=tuple(Route.from_json(r) for r in doc.get("effects") or ()),
+                reads=tuple(Route.from_json(r) for r in doc.get("reads") or ()),
+                templates=tuple(RouteTemplate.from_json(t) for t in doc.get("templates") or ()),
+                idempotency_header=doc.get("idempotency_header"),
+                effect=str(doc.get("effect") or ""),
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise UpstreamConfigError(f"upstream {doc!r} is malformed: {exc!r}") from exc
+
+
+def upstreams_to_json(upstreams: list[Upstream]) -> list[dict[str, Any]]:
+    return [upstream.to_json() for upstream in upstreams]
+
+
+def upstreams_from_json(docs: list[dict[str, Any]]) -> list[Upstream]:
+    """Parse a list; two upstreams for one host is a config error."""
+    if not isinstance(docs, list):
+        raise UpstreamConfigError("upstreams must be a JSON list of Upstream objects")
+    upstreams = [Upstream.from_json(doc) for doc in docs]
+    hosts = [upstream.host for upstream in upstreams]
+    duplicates = sorted({host for host in hosts if hosts.count(host) > 1})
+    if duplicates:
+        raise UpstreamConfigError(f"upstream host(s) configured twice: {', '.join(duplicates)}")
+    return upstreams

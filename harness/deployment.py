@@ -9,15 +9,24 @@ Order matters:
 3. the main workflow, whose ``settings.errorWorkflow`` names the Error Workflow's id (the
    public API takes it as a workflow setting on create);
 4. the reconciler, published like the main one (its webhook must be live).
+
+Before each is created, the credentials its nodes reference are created in the test n8n
+(``harness.credentials``): the deployed copy differs from the file only in credential ids
+(plus what n8n's public API needs: a name, and only the fields it accepts on create, see
+``N8nApi.create_workflow``).
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.manifest import WorkflowUnderTest
+from harness import credentials as creds
+from harness import workflow_json as wj
+from harness.credential_fill import FillContext
+from harness.manifest import TriggerAuth, WorkflowUnderTest
 from harness.stack.deploy import DeployedWorkflow
 from harness.stack.stack import Stack
 
@@ -29,6 +38,8 @@ class Deployment:
     main: DeployedWorkflow
     reconciler: DeployedWorkflow | None = None
     error_workflow_id: str | None = None
+    # sha256 of the workflow file deployed (evidence of which export was judged).
+    file_sha256: str = ""
 
     @property
     def workflow_ids(self) -> list[str]:
@@ -56,11 +67,52 @@ def deploy_under_test(stack: Stack, wut: WorkflowUnderTest) -> Deployment:
     """Apply the ledger schema, then deploy the Error Workflow, the main workflow and the
     reconciler (each published and, where it has a webhook, live)."""
     stack.apply_ledger_schema(wut.ledger_schema_sql)
+    bind = _binder(stack, wut)
     error_workflow_id = None
-    main_workflow = wut.workflow
+    main_workflow = bind(wut.workflow, wut.trigger_auth)
     if wut.error_workflow is not None:
-        error_workflow_id = stack.deploy(wut.error_workflow.workflow).id
+        error_workflow_id = stack.deploy(bind(wut.error_workflow.workflow, None)).id
         main_workflow = with_error_workflow(main_workflow, error_workflow_id)
     main = stack.deploy(main_workflow)
-    reconciler = stack.deploy(wut.reconciler.workflow) if wut.reconciler is not None else None
-    return Deployment(main=main, reconciler=reconciler, error_workflow_id=error_workflow_id)
+    reconciler = (
+        stack.deploy(bind(wut.reconciler.workflow, wut.reconciler.trigger_auth))
+        if wut.reconciler is not None
+        else None
+    )
+    return Deployment(
+        main=main,
+        reconciler=reconciler,
+        error_workflow_id=error_workflow_id,
+        file_sha256=wut.file_sha256,
+    )
+
+
+def fill_context(stack: Stack) -> FillContext:
+    """This run's addresses for credential data: the SMTP sink behind the stack's "smtp"
+    link, an OAuth2 token endpoint on the provider; a fresh secret."""
+    provider = stack.provider
+    return FillContext(
+        smtp_port=stack.listen_ports.get("smtp"),
+        token_url=(
+            f"http://{provider.address}/oauth2/token"
+            if provider is not None
+            else FillContext().token_url
+        ),
+    )
+
+
+def _binder(
+    stack: Stack, wut: WorkflowUnderTest
+) -> Callable[[dict[str, Any], TriggerAuth | None], dict[str, Any]]:
+    """Creates each workflow's credentials (one context per deployment) and binds them."""
+    assert stack.api is not None and stack.ledger_credential_id is not None
+    create, ctx = stack.api.create_credential, fill_context(stack)
+    provided = {"postgres": stack.ledger_credential_id}
+
+    def bind(workflow: dict[str, Any], auth: TriggerAuth | None) -> dict[str, Any]:
+        fixed = {}
+        if auth is not None:
+            fixed[str(wj.webhook_node(workflow, str(workflow.get("name"))).get("name"))] = auth.data
+        return creds.provision(workflow, create, ctx, wut.credentials, provided, fixed)
+
+    return bind

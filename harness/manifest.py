@@ -23,17 +23,22 @@ harness waits for its answer before judging.
 
 from __future__ import annotations
 
+import base64
 import copy
 import dataclasses
+import hashlib
 import json
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
+from harness import credentials as creds
 from harness import manifest_model as mm
+from harness import upstream_config
 from harness import workflow_json as wj
+from harness.credential_fill import FillContext, credential_data
 from harness.errors import ConfigError
 from harness.manifest_model import (
     EVENT_ID_PLACEHOLDER,
@@ -42,6 +47,10 @@ from harness.manifest_model import (
     EffectEndpoint,
     Promise,
 )
+from harness.manifest_upstreams import UpstreamSpec
+
+if TYPE_CHECKING:
+    from fake_providers.upstreams import Upstream
 
 __all__ = [
     "KEY_PLACEHOLDER",
@@ -53,6 +62,7 @@ __all__ = [
     "ManifestWarning",
     "NegativeControl",
     "Promise",
+    "TriggerAuth",
     "TriggerRequest",
     "WorkflowUnderTest",
     "discover",
@@ -60,6 +70,9 @@ __all__ = [
 ]
 
 MANIFEST_FILE = "manifest.json"
+# The Content-Type that makes the sender post the body as a multipart form (Form Trigger).
+FORM_CONTENT_TYPE = "multipart/form-data"
+FORM_CONTENT_TYPE_HEADER = "Content-Type"
 
 
 class ManifestWarning(UserWarning):
@@ -76,6 +89,21 @@ class TriggerRequest:
 
 
 @dataclass(frozen=True)
+class TriggerAuth:
+    """The credential the trigger node checks each request against (Basic or header auth):
+    the harness creates it with this data (a secret new at every load) and sends it."""
+
+    credential_type: str
+    data: dict[str, Any] = field(repr=False)
+
+    def headers(self) -> dict[str, str]:
+        if self.credential_type == "httpBasicAuth":
+            pair = f"{self.data.get('user', '')}:{self.data.get('password', '')}"
+            return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
+        return {str(self.data.get("name", "")): str(self.data.get("value", ""))}
+
+
+@dataclass(frozen=True)
 class _Triggered:
     """A workflow the harness triggers through its webhook, and how."""
 
@@ -85,16 +113,31 @@ class _Triggered:
     body_template: dict[str, Any] = field(hash=False)
     headers_template: dict[str, str] = field(default_factory=dict, hash=False, kw_only=True)
     query_template: dict[str, Any] = field(default_factory=dict, hash=False, kw_only=True)
+    # A Form Trigger's fields: the body's key (the field's label) -> the name posted.
+    form_fields: dict[str, str] | None = field(default=None, hash=False, kw_only=True)
+    trigger_auth: TriggerAuth | None = field(
+        default=None, hash=False, compare=False, repr=False, kw_only=True
+    )
 
     def render_body(self, key: str, event_id: str) -> dict[str, Any]:
-        """The trigger body with ``{key}`` and ``{event_id}`` replaced in every string value."""
+        """The trigger body with ``{key}`` and ``{event_id}`` replaced in every string value;
+        for a Form Trigger, the form's fields (``field-0``: value, ...)."""
         rendered = _render(self.body_template, key, event_id)
         assert isinstance(rendered, dict)
-        return rendered
+        fields = self.form_fields
+        if fields is None:
+            return rendered
+        return {
+            fields.get(str(k), str(k)): v if isinstance(v, str) else json.dumps(v)
+            for k, v in rendered.items()
+        }
 
     def render_request(self, key: str, event_id: str) -> TriggerRequest:
-        """Body, headers and query string, each with ``{key}`` and ``{event_id}`` replaced."""
-        headers = {k: str(_render(v, key, event_id)) for k, v in self.headers_template.items()}
+        """Body, headers and query string, each with ``{key}`` and ``{event_id}`` replaced;
+        the headers carry the trigger's auth and, for a form, its content type."""
+        headers = {FORM_CONTENT_TYPE_HEADER: FORM_CONTENT_TYPE} if self.form_fields else {}
+        headers |= self.trigger_auth.headers() if self.trigger_auth else {}
+        headers |= {k: str(_render(v, key, event_id)) for k, v in self.headers_template.items()}
         query = {k: _query_value(_render(v, key, event_id)) for k, v in self.query_template.items()}
         return TriggerRequest(self.render_body(key, event_id), headers, query)
 
@@ -155,6 +198,18 @@ class WorkflowUnderTest:
     query_template: dict[str, Any] = field(default_factory=dict, hash=False)
     # Why its cases may judge nothing it does (one line each); loading still succeeded.
     warnings: tuple[str, ...] = ()
+    # The workflow file's sha256 (of its bytes): evidence of which export was judged.
+    file_sha256: str = ""
+    # The manifest's upstreams (host -> fake); ``upstream_configs()`` gives the fakes' config.
+    upstreams: dict[str, UpstreamSpec] = field(default_factory=dict, hash=False)
+    # The manifest's credential data (type or name -> data) for types the harness cannot fill.
+    credentials: dict[str, dict[str, Any]] = field(default_factory=dict, hash=False, repr=False)
+    form_fields: dict[str, str] | None = field(default=None, hash=False)
+    trigger_auth: TriggerAuth | None = field(default=None, hash=False, compare=False, repr=False)
+
+    def upstream_configs(self) -> list[Upstream]:
+        """The manifest's upstreams as ``fake_providers.upstreams.Upstream`` objects."""
+        return upstream_config.configs_of(self.upstreams)
 
     @property
     def business_key_path(self) -> tuple[str, ...]:
@@ -177,6 +232,8 @@ class WorkflowUnderTest:
             self.body_template,
             headers_template=self.headers_template,
             query_template=self.query_template,
+            form_fields=self.form_fields,
+            trigger_auth=self.trigger_auth,
         )
 
     def with_path(self, path: str) -> WorkflowUnderTest:
@@ -237,8 +294,10 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
         )
 
     workflow_path = files.sibling(m.workflow, "workflow")
-    workflow = wj.load_workflow(workflow_path, _read_json)
+    workflow = wj.load_workflow(workflow_path, _read_json, default_name=directory.name)
     mode = wj.check_webhook(workflow, workflow_path, m.trigger.method, m.trigger.path, files.path)
+    creds.check(workflow, workflow_path, manifest_path, dict(m.credentials))
+    trigger = _trigger_shape(workflow, workflow_path, m.trigger.body, m, files, "trigger")
     reconciler = _reconciler(m, files)
     error_workflow = _error_workflow(m, files)
     negative_control = (
@@ -252,11 +311,13 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
     if error_workflow is not None and m.error_workflow is not None:
         companions.append((directory / m.error_workflow.workflow, error_workflow.workflow))
     # A negative control's manifest declares its bug: its warnings would only repeat it.
-    found = (
-        []
-        if negative_control is not None
-        else wj.reach_warnings(companions, m.business_key_path, m.effect.value)
-    )
+    found: list[str] = []
+    if negative_control is not None:
+        pass
+    elif m.upstreams:
+        found = upstream_config.upstream_warnings(manifest_path, dict(m.upstreams), companions)
+    else:
+        found = _old_path_warnings(manifest_path, m, companions)
     return WorkflowUnderTest(
         name=m.name,
         description=m.description,
@@ -281,7 +342,57 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
         headers_template=dict(m.trigger.headers),
         query_template=dict(m.trigger.query),
         warnings=tuple(found),
+        file_sha256=hashlib.sha256(workflow_path.read_bytes()).hexdigest(),
+        upstreams=dict(m.upstreams),
+        credentials={k: dict(v) for k, v in m.credentials.items()},
+        form_fields=trigger[0],
+        trigger_auth=trigger[1],
     )
+
+
+def _trigger_shape(
+    workflow: dict[str, Any],
+    workflow_path: Path,
+    body: dict[str, Any],
+    m: mm.Manifest,
+    files: _Files,
+    field_prefix: str,
+) -> tuple[dict[str, str] | None, TriggerAuth | None]:
+    """A Form Trigger's fields (the manifest's body maps onto them), and the trigger's auth
+    credential with a fresh secret (the manifest's ``credentials`` data overrides it)."""
+    node = wj.webhook_node(workflow, str(workflow_path))
+    form = None
+    if node.get("type") == wj.FORM_TRIGGER_NODE_TYPE:
+        form = wj.form_field_names(node)
+        names = set(form) | set(form.values())
+        unknown = sorted(k for k in body if k not in names)
+        if unknown:
+            files.fail(
+                f"{field_prefix}.body",
+                f"{', '.join(map(repr, unknown))} is no field of the Form Trigger "
+                f"{node.get('name')!r} of {workflow_path}; use the fields' labels "
+                f"({', '.join(map(repr, form)) or 'none'}) or their names field-0, field-1, ...",
+            )
+    auth_type = wj.trigger_auth_type(node, str(workflow_path))
+    if auth_type is None:
+        return form, None
+    ref = node.get("credentials", {}).get(auth_type, {})
+    name = ref.get("name") if isinstance(ref, dict) else None
+    data = credential_data(auth_type, name, FillContext(), dict(m.credentials))
+    assert data is not None  # both trigger auth types are fillable
+    return form, TriggerAuth(auth_type, data)
+
+
+def _old_path_warnings(
+    manifest_path: Path, m: mm.Manifest, companions: list[tuple[Path, dict[str, Any]]]
+) -> list[str]:
+    """No ``upstreams``: a workflow calling real hosts hears which to map; one written for
+    the bundled provider hears whether it reaches it and sends the key."""
+    if not wj.calls_provider(companions):
+        unmapped = upstream_config.upstream_warnings(manifest_path, {}, companions)
+        if unmapped:
+            return unmapped
+    return wj.reach_warnings(companions, m.business_key_path, m.effect.value)
 
 
 def discover(
@@ -395,6 +506,10 @@ def _reconciler(m: mm.Manifest, files: _Files) -> Companion | None:
         wj.SYNCHRONOUS_RESPONSE_MODES,
         "reconciler.trigger.",
     )
+    form, auth = _trigger_shape(
+        workflow, workflow_path, spec.trigger.body, m, files, "reconciler.trigger"
+    )
+    creds.check(workflow, workflow_path, files.path, dict(m.credentials))
     return Companion(
         workflow,
         spec.trigger.method,
@@ -402,6 +517,8 @@ def _reconciler(m: mm.Manifest, files: _Files) -> Companion | None:
         spec.trigger.body,
         headers_template=dict(spec.trigger.headers),
         query_template=dict(spec.trigger.query),
+        form_fields=form,
+        trigger_auth=auth,
     )
 
 
@@ -411,6 +528,7 @@ def _error_workflow(m: mm.Manifest, files: _Files) -> ErrorWorkflowSpec | None:
     workflow_path = files.sibling(m.error_workflow.workflow, "error_workflow.workflow")
     workflow = wj.load_workflow(workflow_path, _read_json)
     wj.check_error_workflow(workflow, workflow_path)
+    creds.check(workflow, workflow_path, files.path, dict(m.credentials))
     return ErrorWorkflowSpec(workflow=workflow, runs_query=m.error_workflow.runs_query)
 
 

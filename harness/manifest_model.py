@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 from pydantic import (
     AfterValidator,
@@ -26,12 +26,15 @@ from pydantic_core import ErrorDetails
 
 from fake_providers.payment.kinds import Effect as ProviderEffect
 from harness.errors import ConfigError
+from harness.manifest_base import HTTP_METHODS as HTTP_METHODS
+from harness.manifest_base import Problem as Problem
+from harness.manifest_base import StrictModel
+from harness.manifest_upstreams import Credentials, Upstreams, check_upstreams
 from harness.verdicts import VIOLATIONS
 
 KEY_PLACEHOLDER = "{key}"
 EVENT_ID_PLACEHOLDER = "{event_id}"
 STATE_QUERY_PARAMETER = "%(key)s"
-HTTP_METHODS = ("DELETE", "GET", "HEAD", "PATCH", "POST", "PUT")
 # The verdicts a negative control may name: the violations (harness/verdicts.py).
 NEGATIVE_CONTROL_VERDICTS = tuple(v.value for v in VIOLATIONS)
 SEE_FORMAT = "see README's manifest section, or `n8n-chaos schema`"
@@ -70,16 +73,6 @@ class EffectEndpoint(StrEnum):
 class Acknowledge(StrEnum):
     AFTER_EFFECT = "after_effect"  # the 2xx means the effect is done
     EARLY = "early"  # the 2xx only means the event was accepted
-
-
-class Problem(ConfigError, ValueError):
-    """A check's failure with its fix; ``sub`` names a field below the validated one (the
-    model validators check several fields together and still name the one to fix)."""
-
-    def __init__(self, problem: str, sub: str = "") -> None:
-        super().__init__(problem)
-        self.problem = problem
-        self.sub = sub
 
 
 def _non_empty(value: str) -> str:
@@ -173,8 +166,7 @@ Scalar = Annotated[Any, AfterValidator(_scalar)]
 _RENDERED = "; '{key}' and '{event_id}' in a string are replaced per case"
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+_Model = StrictModel
 
 
 class Trigger(_Model):
@@ -361,7 +353,11 @@ class Manifest(_Model):
         "send to the provider: a field ('order_id'), a dotted path ('order.id') or a JSON "
         "pointer ('/order/id')"
     )
-    effect: EffectEndpoint = Field(description="the provider endpoint that is the side effect")
+    effect: EffectEndpoint = Field(
+        default=EffectEndpoint.CHARGES,
+        description="the bundled provider's endpoint that is the side effect (required without "
+        "'upstreams'; a workflow calling its real hosts names its effects there)",
+    )
     ledger: Ledger = Field(default_factory=Ledger)
     acknowledge: Acknowledge | None = Field(
         default=None,
@@ -372,6 +368,17 @@ class Manifest(_Model):
     reconciler: Reconciler | None = None
     error_workflow: ErrorWorkflow | None = None
     negative_control: NegativeControl | None = None
+    upstreams: Upstreams = Field(
+        default_factory=dict,
+        description="host the workflow calls -> the fake that answers it: 'stripe', 'record', "
+        "'mail' (host 'smtp'), or an object with fake, reference, effects, reads, templates, "
+        "idempotency_header, effect",
+    )
+    credentials: Credentials = Field(
+        default_factory=dict,
+        description="credential type or name -> its data, for credentials the harness cannot "
+        "fill itself (they point at the fakes otherwise)",
+    )
     schema_url: str | None = Field(
         default=None, alias="$schema", description="the JSON Schema (for editors; ignored)"
     )
@@ -390,13 +397,23 @@ class Manifest(_Model):
         except Problem as exc:
             raise Problem(exc.problem, "business_key") from None
         found = value_at(self.trigger.body, path)
+        where = "trigger.body"
+        if found is ABSENT and len(path) == 1 and path[0] in self.trigger.query:
+            # A GET webhook carries the event in its query string.
+            found, where = self.trigger.query[path[0]], "trigger.query"
         if found != KEY_PLACEHOLDER:
             raise Problem(
-                f"trigger.body.{'.'.join(path)} must be the string {KEY_PLACEHOLDER!r}, got "
+                f"{where}.{'.'.join(path)} must be the string {KEY_PLACEHOLDER!r}, got "
                 f"{found!r}: the provider counts commits per reference, and the workflow must "
                 "send the business key as that reference",
                 "business_key",
             )
+        if "effect" not in self.model_fields_set and not self.upstreams:
+            raise Problem(f"missing; add it ({SEE_FORMAT})", "effect")
+        try:
+            check_upstreams(self.upstreams)
+        except Problem as exc:
+            raise Problem(exc.problem, f"upstreams.{exc.sub}") from None
         route = (self.trigger.method, self.trigger.path)
         if self.reconciler is not None and (
             (self.reconciler.trigger.method, self.reconciler.trigger.path) == route
@@ -434,7 +451,9 @@ def json_schema() -> dict[str, Any]:
 
 
 def _one_line(error: ErrorDetails, path: Path) -> str:
-    loc = [str(part) for part in error["loc"]]
+    # "[key]" is pydantic's mark of a failed mapping key (a host of upstreams): the key is
+    # already the last part.
+    loc = [str(part) for part in error["loc"] if part != "[key]"]
     kind, value = error["type"], error.get("input")
     ctx = error.get("ctx") or {}
     problem: str
@@ -468,16 +487,25 @@ _EXPECTED = {
 
 
 def _known_fields(loc: list[str]) -> list[str]:
-    """The field names (aliases) of the model at ``loc`` below the manifest."""
+    """The field names (aliases) of the model at ``loc`` below the manifest (a part that is
+    no field is a key of a mapping, e.g. a host of ``upstreams``)."""
     model: type[BaseModel] = Manifest
     for part in loc:
         fields = {f.alias or n: f for n, f in model.model_fields.items()}
-        annotation = fields[part].annotation
-        for candidate in (annotation, *getattr(annotation, "__args__", ())):
-            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-                model = candidate
-                break
+        if part in fields:
+            model = _model_in(fields[part].annotation) or model
     return [f.alias or n for n, f in model.model_fields.items()]
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The first model inside an annotation (``X | None``, ``dict[str, Annotated[X, ...]]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def json_type(value: Any) -> str:

@@ -1,7 +1,10 @@
 """Internal: Checks of an n8n workflow's JSON, as far as the harness relies on it.
 
-Errors (``ConfigError``): the shape n8n exports, exactly one Webhook node whose path, method
-and responseMode match the manifest. Warnings (one line each, never an error): the two things
+The JSON is taken as the n8n editor exports it: ``id``, ``active``, ``pinData``, ``meta``,
+``tags``, ``settings``, ``versionId`` may be there or not, and a missing ``name`` is the
+folder's name. Errors (``ConfigError``): the shape n8n exports, exactly one trigger the harness
+can drive (a Webhook node, or n8n's Form Trigger) whose path, method and responseMode match
+the manifest. Warnings (one line each, never an error): the two things
 that silently make a case meaningless: the workflow does not reach the provider through
 ``$env.N8N_CHAOS_UPSTREAM_PROVIDER`` (so no fault and no ground truth sees its calls), or it
 never sends the business key as the provider's ``reference`` (so its commits are not counted).
@@ -18,6 +21,10 @@ from harness.errors import ConfigError
 from harness.manifest_model import json_type
 
 WEBHOOK_NODE_TYPE = "n8n-nodes-base.webhook"
+FORM_TRIGGER_NODE_TYPE = "n8n-nodes-base.formTrigger"
+# The triggers the harness drives with one HTTP request (a form submission is a POST).
+TRIGGER_NODE_TYPES = (WEBHOOK_NODE_TYPE, FORM_TRIGGER_NODE_TYPE)
+FORM_METHOD = "POST"
 ERROR_TRIGGER_NODE_TYPE = "n8n-nodes-base.errorTrigger"
 # n8n's Webhook node answers GET when httpMethod is absent.
 WEBHOOK_DEFAULT_METHOD = "GET"
@@ -37,14 +44,17 @@ _MEMBER_PATH = re.compile(r"""^[\w$.()'"]+$""")
 _CONVERSIONS = re.compile(r"^String\((.*)\)$|^(.*)\.toString\(\)$")
 
 
-def load_workflow(path: Path, read_json: Any) -> dict[str, Any]:
-    """The workflow JSON of ``path`` (``read_json`` reads it with the loader's messages)."""
+def load_workflow(path: Path, read_json: Any, default_name: str | None = None) -> dict[str, Any]:
+    """The workflow JSON of ``path`` (``read_json`` reads it with the loader's messages).
+    An export without ``name`` is named ``default_name`` (the folder's name), if given."""
     workflow = read_json(path, "the workflow")
     if not isinstance(workflow, dict):
         raise ConfigError(
             f"{path}: (top level): expected a JSON object, got {json_type(workflow)}; "
             "the file must hold one {...} object"
         )
+    if "name" not in workflow and default_name is not None:
+        workflow["name"] = default_name
     name = workflow.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{path}: field 'name': the workflow needs a non-empty name")
@@ -63,19 +73,24 @@ def load_workflow(path: Path, read_json: Any) -> dict[str, Any]:
 
 
 def webhook_node(workflow: dict[str, Any], where: str) -> dict[str, Any]:
+    """The workflow's one trigger node the harness drives: a Webhook or a Form Trigger
+    (disabled nodes do not count: n8n registers no webhook for them)."""
     webhooks: list[dict[str, Any]] = [
-        n for n in workflow["nodes"] if n.get("type") == WEBHOOK_NODE_TYPE
+        n
+        for n in workflow["nodes"]
+        if n.get("type") in TRIGGER_NODE_TYPES and not n.get("disabled", False)
     ]
     if not webhooks:
         raise ConfigError(
-            f"{where}: field 'nodes': no Webhook node (type {WEBHOOK_NODE_TYPE!r}); the harness "
-            "triggers a workflow through its production webhook, so start it with one"
+            f"{where}: field 'nodes': no Webhook node (type {WEBHOOK_NODE_TYPE!r}) or Form "
+            f"Trigger ({FORM_TRIGGER_NODE_TYPE!r}); the harness triggers a workflow through its "
+            "production webhook, so start it with one"
         )
     if len(webhooks) > 1:
         names = ", ".join(repr(n.get("name")) for n in webhooks)
         raise ConfigError(
-            f"{where}: field 'nodes': {len(webhooks)} Webhook nodes ({names}); keep exactly one, "
-            "the trigger the manifest describes"
+            f"{where}: field 'nodes': {len(webhooks)} Webhook/Form Trigger nodes ({names}); keep "
+            "exactly one, the trigger the manifest describes"
         )
     node = webhooks[0]
     if not isinstance(node.get("parameters"), dict):
@@ -95,13 +110,15 @@ def check_webhook(
     """Check the Webhook node against the manifest's trigger; returns its responseMode."""
     node = webhook_node(workflow, str(path))
     params = node["parameters"]
-    label = f"{path}: Webhook node {node.get('name')!r}"
-    if params.get("path") != trigger_path:
+    is_form = node.get("type") == FORM_TRIGGER_NODE_TYPE
+    label = f"{path}: {'Form Trigger' if is_form else 'Webhook'} node {node.get('name')!r}"
+    if trigger_path_of(node) != trigger_path:
         raise ConfigError(
-            f"{label}: parameters.path is {params.get('path')!r} but {manifest_path} field "
+            f"{label}: parameters.path is {trigger_path_of(node)!r} but {manifest_path} field "
             f"'{field_prefix}path' is {trigger_path!r}; make them the same"
         )
-    methods = params.get("httpMethod", WEBHOOK_DEFAULT_METHOD)
+    # A form is submitted with a POST; its GET only renders the page.
+    methods = FORM_METHOD if is_form else params.get("httpMethod", WEBHOOK_DEFAULT_METHOD)
     allowed = [methods] if isinstance(methods, str) else methods
     if not isinstance(allowed, list) or method not in [str(m).upper() for m in allowed]:
         raise ConfigError(
@@ -122,6 +139,52 @@ def check_webhook(
             )
         raise ConfigError(f"{label}: parameters.responseMode is {mode!r}; {fix}")
     return str(mode)
+
+
+# The trigger node's `authentication` parameter -> the credential type n8n checks it with.
+TRIGGER_AUTH_TYPES = {"basicAuth": "httpBasicAuth", "headerAuth": "httpHeaderAuth"}
+
+
+def trigger_auth_type(node: dict[str, Any], where: str) -> str | None:
+    """The credential type the trigger checks each request against (None: no auth)."""
+    method = node.get("parameters", {}).get("authentication", "none")
+    if method in (None, "none"):
+        return None
+    if method not in TRIGGER_AUTH_TYPES:
+        raise ConfigError(
+            f"{where}: {node.get('name')!r}: parameters.authentication is {method!r}; the "
+            f"harness can send only {', '.join(TRIGGER_AUTH_TYPES)} (it creates the credential "
+            "and sends its secret), so switch the trigger to one of those for the test"
+        )
+    return TRIGGER_AUTH_TYPES[method]
+
+
+def form_field_names(node: dict[str, Any]) -> dict[str, str]:
+    """A Form Trigger's fields: the name its output item uses -> the name its form submits.
+    n8n (Form/utils: addFormResponseDataToReturnItem) reads the submission's ``field-<i>``
+    and names it ``fieldName`` from node version 2.4 when set, else ``fieldLabel``; both the
+    label and the field name are accepted here."""
+    if node.get("type") != FORM_TRIGGER_NODE_TYPE:
+        return {}
+    fields = node.get("parameters", {}).get("formFields", {})
+    values = fields.get("values", []) if isinstance(fields, dict) else []
+    names: dict[str, str] = {}
+    for index, item in enumerate(values):
+        if isinstance(item, dict):
+            for key in ("fieldLabel", "fieldName"):
+                if isinstance(item.get(key), str) and item[key]:
+                    names.setdefault(item[key], f"field-{index}")
+    return names
+
+
+def trigger_path_of(node: dict[str, Any]) -> Any:
+    """The production path of a trigger node. A Form Trigger's is ``path``, else
+    ``options.path``, else its webhookId (FormTriggerV2's webhooks[].path expression)."""
+    params = node.get("parameters", {})
+    if node.get("type") != FORM_TRIGGER_NODE_TYPE:
+        return params.get("path")
+    options = params.get("options") if isinstance(params.get("options"), dict) else {}
+    return params.get("path") or options.get("path") or node.get("webhookId")
 
 
 def check_error_workflow(workflow: dict[str, Any], path: Path) -> None:
@@ -148,13 +211,13 @@ def reach_warnings(
     workflows are the main one and its companions (reconciler, Error Workflow): the call to
     the provider may sit in any of them."""
     main_path = workflows[0][0]
-    texts = [t for _, workflow in workflows for t in _strings(workflow.get("nodes", []))]
-    if not any(PROVIDER_ENV in text for text in texts):
+    if not calls_provider(workflows):
         return [
-            f"{main_path}: no node calls the provider through "
-            f"$env.{PROVIDER_ENV}; the harness injects faults and counts commits only on "
-            f"that URL, so these cases judge nothing the workflow does. Set the HTTP Request "
-            f"node's URL to '={{{{ $env.{PROVIDER_ENV} }}}}/v1/{effect}'"
+            f"{main_path}: no node calls the provider through $env.{PROVIDER_ENV} nor a "
+            "host mapped in the manifest's 'upstreams'; the harness injects faults and counts "
+            "commits only there, so these cases judge nothing the workflow does. Map the "
+            "hosts the workflow calls in 'upstreams', or set the HTTP Request node's URL to "
+            f"'={{{{ $env.{PROVIDER_ENV} }}}}/v1/{effect}'"
         ]
     dotted = ".".join(key_path)
     if not any(_is_key(expr, key_path) for expr in _references(workflows)):
@@ -165,6 +228,12 @@ def reach_warnings(
             f"reference: $json.body.{dotted}"
         ]
     return []
+
+
+def calls_provider(workflows: list[tuple[Path, dict[str, Any]]]) -> bool:
+    """Does any node use the bundled provider's URL variable?"""
+    texts = (t for _, workflow in workflows for t in _strings(workflow.get("nodes", [])))
+    return any(PROVIDER_ENV in text for text in texts)
 
 
 def _strings(value: Any) -> Iterator[str]:

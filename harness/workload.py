@@ -9,6 +9,7 @@ Every attempt ends as one of Jepsen's three outcomes:
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -83,6 +84,26 @@ class SenderPolicy:
     retry: bool = True
 
 
+_NO_BODY_METHODS = ("GET", "HEAD")
+
+
+def encoded_body(method: str, headers: Mapping[str, str], body: dict[str, Any]) -> dict[str, Any]:
+    """httpx's arguments for the body, as the request's Content-Type says: JSON (the
+    default), a multipart form (n8n's Form Trigger; each field a text part) or a urlencoded
+    form. A GET or HEAD carries no body: its event is in the query string."""
+    if method.upper() in _NO_BODY_METHODS:
+        return {"headers": dict(headers)}
+    content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
+    fields = {k: v if isinstance(v, str) else json.dumps(v) for k, v in body.items()}
+    if content_type.lower().startswith("multipart/form-data"):
+        # httpx writes the Content-Type with its boundary: the manifest's value is dropped.
+        rest = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+        return {"headers": rest, "files": {k: (None, v) for k, v in fields.items()}}
+    if content_type.lower().startswith("application/x-www-form-urlencoded"):
+        return {"headers": dict(headers), "data": fields}
+    return {"headers": dict(headers), "json": body}
+
+
 class Sender:
     def __init__(
         self,
@@ -108,10 +129,9 @@ class Sender:
             response = loopback.request(
                 self.method,
                 self.url,
-                json=body,
-                headers=self.headers,
                 params=self.query,
                 timeout=self.policy.attempt_timeout_s,
+                **encoded_body(self.method, self.headers, body),
             )
             status = response.status_code
             detail = response.text[:2000]

@@ -15,6 +15,7 @@ import httpx
 
 from harness import loopback
 from harness.errors import SetupError
+from harness.stack.execution_failure import NodeFailure, node_failure
 
 API_KEY_SCOPES = [
     "workflow:create",
@@ -33,8 +34,64 @@ API_KEY_SCOPES = [
     "credential:delete",
 ]
 
-# The public API rejects read-only fields (additionalProperties: false).
-_WORKFLOW_FIELDS = ("name", "nodes", "connections", "settings", "staticData")
+# The public API's workflow schema (n8n 2.40 public-api/v1/openapi.yml) has
+# additionalProperties: false and refuses on create what an editor export carries as
+# read-only: id, active, versionId, meta, tags, createdAt, updatedAt, isArchived,
+# triggerCount. parentFolderId, shared and activeVersion name state of the exporting instance
+# (a folder, a project, a published version) that the test n8n does not have. Every other
+# field of the file (pinData, description, staticData, ...) is sent as it is.
+WORKFLOW_FIELDS_REFUSED_ON_CREATE = frozenset(
+    {
+        "id",
+        "active",
+        "versionId",
+        "meta",
+        "tags",
+        "createdAt",
+        "updatedAt",
+        "isArchived",
+        "triggerCount",
+        "parentFolderId",
+        "shared",
+        "activeVersion",
+    }
+)
+# Its workflowSettings also has additionalProperties: false: a setting this n8n does not
+# know (from another version) is refused, so only these are sent.
+WORKFLOW_SETTINGS = frozenset(
+    {
+        "saveExecutionProgress",
+        "saveManualExecutions",
+        "saveDataErrorExecution",
+        "saveDataSuccessExecution",
+        "executionTimeout",
+        "errorWorkflow",
+        "timezone",
+        "executionOrder",
+        "binaryMode",
+        "callerPolicy",
+        "callerIds",
+        "timeSavedMode",
+        "timeSavedPerExecution",
+        "redactionPolicy",
+        "availableInMCP",
+        "customTelemetryTags",
+        "credentialResolverId",
+    }
+)
+
+
+def creatable(workflow: dict[str, Any]) -> dict[str, Any]:
+    """The workflow as the public API accepts it on create (see the two sets above). The API
+    requires settings: an export without them gets empty ones, which n8n reads as the file
+    would be read on import (its older execution order, not v1)."""
+    body = {k: v for k, v in workflow.items() if k not in WORKFLOW_FIELDS_REFUSED_ON_CREATE}
+    settings = body.get("settings")
+    if isinstance(settings, dict):
+        body["settings"] = {k: v for k, v in settings.items() if k in WORKFLOW_SETTINGS}
+    else:
+        body["settings"] = {}
+    return body
 
 
 @dataclass(frozen=True)
@@ -112,8 +169,7 @@ class N8nApi:
         return str(body["id"])
 
     def create_workflow(self, workflow: dict[str, Any]) -> str:
-        body = {k: workflow[k] for k in _WORKFLOW_FIELDS if k in workflow}
-        body.setdefault("settings", {"executionOrder": "v1"})
+        body = creatable(workflow)
         created = _check(
             self._client.post("/workflows", json=body), f"create workflow {workflow.get('name')!r}"
         )
@@ -144,6 +200,11 @@ class N8nApi:
                 f"read execution {execution_id}",
             )
         )
+
+    def node_failure(self, execution_id: str) -> NodeFailure | None:
+        """The node a failed execution stopped at and its error message (None: it did not
+        fail), from the execution's data."""
+        return node_failure(self.execution(execution_id, include_data=True))
 
     def retry_execution(self, execution_id: str, load_workflow: bool = False) -> dict[str, Any]:
         """The operator's "retry" of a failed or crashed execution (a new execution)."""

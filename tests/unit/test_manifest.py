@@ -301,7 +301,7 @@ def test_empty_ledger_schema_is_refused(tmp_path: Path) -> None:
         (
             "nodes.1.type",
             "n8n-nodes-base.webhook",
-            r"field 'nodes': 2 Webhook nodes "
+            r"field 'nodes': 2 Webhook/Form Trigger nodes "
             r"\('Webhook', 'Respond'\); keep exactly one",
         ),
         (

@@ -179,12 +179,21 @@ def test_a_nested_business_key_that_is_not_the_key(
 # -- the warnings --------------------------------------------------------------------------------
 
 
-def test_a_workflow_that_never_reaches_the_provider_warns(tmp_path: Path) -> None:
+def test_a_workflow_calling_an_unmapped_host_hears_which_to_map(tmp_path: Path) -> None:
     elsewhere = edited(PROVIDER_CALL, "parameters.url", "https://api.example.com/v1/charges")
     wut = load_manifest(write_case(tmp_path, workflow=calling(elsewhere)))
     (line,) = wut.warnings
+    assert line.startswith(f"{tmp_path / 'pay' / 'manifest.json'}: node 'Charge' calls ")
+    assert "api.example.com but field 'upstreams' does not map it" in line
+    assert "$env" not in line
+
+
+def test_a_workflow_that_calls_nothing_warns(tmp_path: Path) -> None:
+    nowhere = edited(PROVIDER_CALL, "parameters.url", "={{ $json.url }}")
+    wut = load_manifest(write_case(tmp_path, workflow=calling(nowhere)))
+    (line,) = wut.warnings
     assert line.startswith(f"{tmp_path / 'pay' / 'workflow.json'}: no node calls the provider")
-    assert "$env.N8N_CHAOS_UPSTREAM_PROVIDER" in line and "/v1/charges'" in line
+    assert "'upstreams'" in line and "/v1/charges'" in line
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,98 @@
+"""Internal: The credential types the harness fills itself, one entry each: what their data is in the
+test n8n, pointing at the fakes (``FillContext`` carries this run's secret and addresses).
+
+A type not in ``FILLABLE`` needs its data in the manifest's ``credentials`` field; data given
+there is laid over a fillable type's (by type, then by the credential's name).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+# A header the harness's trigger auth sends (and the HTTP Request nodes' header auth).
+HEADER_AUTH_NAME = "Authorization"
+BASIC_AUTH_USER = "n8n-chaos"
+
+
+@dataclass(frozen=True)
+class FillContext:
+    """This run's values: a random secret, the SMTP sink's port (the stack's "smtp" link) and
+    the OAuth2 token endpoint a fake answers."""
+
+    secret: str = field(default_factory=lambda: secrets.token_urlsafe(24), repr=False)
+    smtp_host: str = "127.0.0.1"
+    smtp_port: int | None = None
+    token_url: str = "http://127.0.0.1:9/oauth2/token"
+
+
+def _smtp(ctx: FillContext) -> dict[str, Any]:
+    if ctx.smtp_port is None:
+        raise LookupError(
+            "the stack has no 'smtp' link to the mail fake; map 'smtp' to 'mail' in the "
+            "manifest's upstreams"
+        )
+    # No TLS: the mail fake speaks plain SMTP (disableStartTls keeps nodemailer from asking).
+    return {
+        "host": ctx.smtp_host,
+        "port": ctx.smtp_port,
+        "secure": False,
+        "disableStartTls": True,
+        "user": BASIC_AUTH_USER,
+        "password": ctx.secret,
+    }
+
+
+def _oauth2_client(ctx: FillContext) -> dict[str, Any]:
+    """Google's OAuth2 types: only the client is settable through the public API (n8n's
+    public-api credentials.utils validateCredentialData allows the type's non-hidden
+    properties only, so no ``oauthTokenData``): a node using one fails with n8n's "not
+    connected" until a token is written into the credential (not done yet)."""
+    return {"clientId": "n8n-chaos", "clientSecret": ctx.secret}
+
+
+def _oauth2_generic(ctx: FillContext) -> dict[str, Any]:
+    """The client-credentials grant: n8n fetches its token from the fake's endpoint itself,
+    so no token has to be present beforehand."""
+    return {
+        "grantType": "clientCredentials",
+        "accessTokenUrl": ctx.token_url,
+        "scope": "",
+        "authentication": "header",
+        **_oauth2_client(ctx),
+    }
+
+
+FILLABLE: dict[str, Callable[[FillContext], dict[str, Any]]] = {
+    "stripeApi": lambda ctx: {"secretKey": f"sk_test_{ctx.secret}"},
+    "smtp": _smtp,
+    "httpBasicAuth": lambda ctx: {"user": BASIC_AUTH_USER, "password": ctx.secret},
+    "httpHeaderAuth": lambda ctx: {"name": HEADER_AUTH_NAME, "value": f"Bearer {ctx.secret}"},
+    "oAuth2Api": _oauth2_generic,
+    "googleSheetsOAuth2Api": _oauth2_client,
+    "gmailOAuth2": _oauth2_client,
+    "notionApi": lambda ctx: {"apiKey": f"secret_{ctx.secret}"},
+    "airtableTokenApi": lambda ctx: {"accessToken": f"pat{ctx.secret}"},
+    "sendGridApi": lambda ctx: {"apiKey": f"SG.{ctx.secret}"},
+    "pipedriveApi": lambda ctx: {"apiToken": ctx.secret},
+}
+
+
+def credential_data(
+    type_: str,
+    name: str | None,
+    ctx: FillContext,
+    given: dict[str, dict[str, Any]],
+) -> dict[str, Any] | None:
+    """The data of one credential: the table's, overlaid with the manifest's by type and by
+    name; None when neither knows the type."""
+    fill = FILLABLE.get(type_)
+    overlays = [given[k] for k in (type_, name) if k is not None and k in given]
+    if fill is None and not any(overlays):
+        return None
+    data = fill(ctx) if fill is not None else {}
+    for overlay in overlays:
+        data = {**data, **overlay}
+    return data

@@ -1,0 +1,73 @@
+"""Which node made an n8n execution fail, and its error, read from the execution's data as the
+public API returns it (``GET /api/v1/executions/{id}?includeData=true``).
+
+A workflow that fails on its own (a node that throws on every request) gets a verdict naming
+that node and its message, not a harness error: this is where the name and message come from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+FAILED_STATUSES = ("error", "crashed", "failed")
+
+
+@dataclass(frozen=True)
+class NodeFailure:
+    """The node an execution failed at, n8n's message and (if any) its longer description."""
+
+    node: str
+    message: str
+    description: str | None = None
+
+    def line(self) -> str:
+        detail = f" ({self.description})" if self.description else ""
+        return f"node {self.node!r} failed: {self.message}{detail}"
+
+
+def node_failure(execution: dict[str, Any]) -> NodeFailure | None:
+    """The failing node of a failed execution; None for one that did not fail (a node whose
+    error the workflow continued past, continueOnFail, is no failure of the execution)."""
+    data = execution.get("data")
+    result = data.get("resultData", {}) if isinstance(data, dict) else {}
+    error = result.get("error") if isinstance(result.get("error"), dict) else None
+    status = execution.get("status")
+    if error is None and status not in FAILED_STATUSES:
+        return None
+    run_error = _last_node_error(result.get("runData"))
+    node = _name(error.get("node")) if error is not None else None
+    if node is None and run_error is not None:
+        node = run_error[0]
+    node = node or result.get("lastNodeExecuted")
+    source = error if error is not None else (run_error[1] if run_error is not None else {})
+    message = source.get("message") or (f"execution {status}" if status else "execution failed")
+    description = source.get("description")
+    if node is None:
+        return NodeFailure("(unknown node)", str(message), _text(description))
+    return NodeFailure(str(node), str(message), _text(description))
+
+
+def _last_node_error(run_data: Any) -> tuple[str, dict[str, Any]] | None:
+    """The error of the node that ran last among those whose run ended in an error."""
+    found: list[tuple[float, str, dict[str, Any]]] = []
+    if not isinstance(run_data, dict):
+        return None
+    for node, runs in run_data.items():
+        for run in runs if isinstance(runs, list) else []:
+            if isinstance(run, dict) and isinstance(run.get("error"), dict):
+                found.append((float(run.get("startTime") or 0), str(node), run["error"]))
+    if not found:
+        return None
+    _, node, error = max(found, key=lambda item: item[0])
+    return node, error
+
+
+def _name(node: Any) -> str | None:
+    if isinstance(node, dict) and isinstance(node.get("name"), str):
+        return str(node["name"])
+    return node if isinstance(node, str) else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

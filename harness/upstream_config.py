@@ -1,0 +1,103 @@
+"""Internal: The manifest's ``upstreams`` as the fakes' config (``fake_providers.upstreams.Upstream``),
+and what the workflow's nodes say about it (warnings, one line each).
+
+The provider receives the list over ``PUT /control/upstreams``; the warnings name what makes a
+case judge less than the user thinks: a host the manifest maps but no node calls, an effect
+route no node reaches, a host a node calls that no fake answers (the proxy answers it 502).
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness import workflow_hosts as wh
+from harness.manifest_upstreams import UpstreamSpec, parse_route
+
+if TYPE_CHECKING:
+    from fake_providers.upstreams import Upstream
+    from harness.manifest_model import Manifest
+
+
+def upstream_configs(manifest: Manifest) -> list[Upstream]:
+    """One ``Upstream`` per host of the manifest's ``upstreams`` (empty: the bundled path)."""
+    return configs_of(manifest.upstreams)
+
+
+def configs_of(upstreams: dict[str, UpstreamSpec]) -> list[Upstream]:
+    # Imported here: the fakes' module is the provider's; the manifest loads without it.
+    from fake_providers.upstreams import ReferenceSource, Route, RouteTemplate, Upstream
+
+    def route(text: str) -> Route:
+        method, path = parse_route(text)
+        return Route(method, path)
+
+    found = []
+    for host, spec in upstreams.items():
+        reference = None
+        if spec.reference is not None:
+            ((kind, where),) = spec.reference.items()
+            reference = ReferenceSource(kind, where)
+        found.append(
+            Upstream(
+                host=host,
+                fake=spec.fake,
+                reference=reference,
+                effects=tuple(route(r) for r in spec.effects),
+                reads=tuple(route(r) for r in spec.reads),
+                templates=tuple(
+                    RouteTemplate(route(r), t.status, str(t.body))
+                    for r, t in spec.templates.items()
+                ),
+                idempotency_header=spec.idempotency_header,
+                effect=spec.effect,
+            )
+        )
+    return found
+
+
+def upstream_warnings(
+    manifest_path: Path,
+    upstreams: dict[str, UpstreamSpec],
+    workflows: list[tuple[Path, dict[str, Any]]],
+) -> list[str]:
+    """Mapped hosts no node calls, effect routes no node reaches, called hosts no fake answers."""
+    calls = [call for _, workflow in workflows for call in wh.calls(workflow)]
+    called = {call.host for call in calls}
+    found = []
+    for host, spec in upstreams.items():
+        if host not in called:
+            found.append(
+                f"{manifest_path}: field 'upstreams.{host}': no node of the workflow calls "
+                f"{host}; fix the host (the nodes call {_names(called)}) or drop it"
+            )
+            continue
+        for text in spec.effects:
+            method, path = parse_route(text)
+            if not any(c.host == host and _reaches(c, method, path) for c in calls):
+                found.append(
+                    f"{manifest_path}: field 'upstreams.{host}.effects': no node sends "
+                    f"{text!r}; the cases would count no commit there, so fix the route to "
+                    "the method and path the node calls"
+                )
+    for call in calls:
+        if call.host not in upstreams:
+            found.append(
+                f"{manifest_path}: node {call.node!r} calls {call.host} but field 'upstreams' "
+                f'does not map it: the proxy answers it 502; add "{call.host}": "record" '
+                "(or the fake that fits)"
+            )
+    return list(dict.fromkeys(found))
+
+
+def _reaches(call: wh.Call, method: str, path: str) -> bool:
+    """Could this call be the route? Unknown method or path (a built-in node, an expression)
+    counts as reaching it: the warning is for routes that certainly are never sent."""
+    if method != "*" and call.method is not None and call.method != method:
+        return False
+    return call.path is None or fnmatchcase(call.path, path)
+
+
+def _names(hosts: set[str]) -> str:
+    return ", ".join(sorted(hosts)) or "no host"

@@ -1,0 +1,67 @@
+"""Internal: Which hosts a workflow's nodes call, read from the JSON (no n8n needed).
+
+A node with a ``url`` parameter (HTTP Request, and any other) calls the literal host of that
+URL; built-in service nodes call their service's fixed host; Send Email speaks SMTP ("smtp").
+A URL whose host is an expression (``{{ $env.N8N_CHAOS_UPSTREAM_PROVIDER }}``) or a loopback
+address is not an intercepted host: it is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from harness.manifest_upstreams import SMTP_HOST
+
+# Built-in nodes whose requests go to one fixed host (n8n's node source: their base URLs).
+BUILT_IN_HOSTS = {
+    "n8n-nodes-base.stripe": "api.stripe.com",
+    "n8n-nodes-base.gmail": "www.googleapis.com",
+    "n8n-nodes-base.googleSheets": "sheets.googleapis.com",
+    "n8n-nodes-base.notion": "api.notion.com",
+    "n8n-nodes-base.airtable": "api.airtable.com",
+    "n8n-nodes-base.sendGrid": "api.sendgrid.com",
+    "n8n-nodes-base.pipedrive": "api.pipedrive.com",
+    "n8n-nodes-base.emailSend": SMTP_HOST,
+}
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+_URL = re.compile(r"^\s*=?\s*https?://([^/:?#\s{}]+)(:\d+)?([^?#\s]*)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One node's calls to one host; method and path are None when not literal in the JSON."""
+
+    node: str
+    host: str
+    method: str | None = None
+    path: str | None = None
+
+
+def calls(workflow: dict[str, Any]) -> Iterator[Call]:
+    for node in workflow.get("nodes", []):
+        if not isinstance(node, dict) or node.get("disabled", False):
+            continue
+        name = str(node.get("name"))
+        fixed = BUILT_IN_HOSTS.get(str(node.get("type")))
+        if fixed is not None:
+            yield Call(name, fixed)
+            continue
+        params = node.get("parameters")
+        url = params.get("url") if isinstance(params, dict) else None
+        if not isinstance(url, str) or (found := _URL.match(url)) is None:
+            continue
+        host = found.group(1).lower()
+        if host in LOOPBACK_HOSTS:
+            continue
+        path = found.group(3) or "/"
+        assert isinstance(params, dict)
+        method = params.get("method", params.get("requestMethod", "GET"))
+        yield Call(
+            name,
+            host,
+            method.upper() if isinstance(method, str) and "{{" not in method else None,
+            None if "{{" in path else path,
+        )

@@ -1,0 +1,158 @@
+"""Credentials the workflow names, provided: created per run with data pointing at the fakes,
+and bound by id in the deployed copy only."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import credentials as creds
+from harness.credential_fill import FILLABLE, FillContext, credential_data
+from harness.errors import SetupError
+from harness.manifest import load_manifest
+
+EXPORTS = Path(__file__).parent / "fixtures" / "exports"
+
+
+class Recorder:
+    """Stands in for N8nApi.create_credential: records each call, answers a new id."""
+
+    def __init__(self) -> None:
+        self.created: list[tuple[str, str, dict[str, Any]]] = []
+
+    def __call__(self, name: str, type_: str, data: dict[str, Any]) -> str:
+        self.created.append((name, type_, data))
+        return f"new-{len(self.created)}"
+
+
+def test_each_referenced_credential_is_created_once_and_rebound() -> None:
+    wut = load_manifest(EXPORTS / "stripe_node_charge")
+    original = copy.deepcopy(wut.workflow)
+    create = Recorder()
+    ctx = FillContext(secret="s3cret")
+    bound = creds.provision(wut.workflow, create, ctx, {})
+    # Two nodes shared one credential in the export: they share one here too.
+    assert create.created == [("Stripe live", "stripeApi", {"secretKey": "sk_test_s3cret"})]
+    assert [n.get("credentials") for n in bound["nodes"]] == [
+        None,
+        {"stripeApi": {"id": "new-1", "name": "Stripe live"}},
+        {"stripeApi": {"id": "new-1", "name": "Stripe live"}},
+    ]
+    assert wut.workflow == original  # the loaded file is untouched
+
+    def without_ids(workflow: dict[str, Any]) -> str:
+        text = json.dumps(workflow, sort_keys=True)
+        return text.replace('"id": "7"', "ID").replace('"id": "new-1"', "ID")
+
+    assert without_ids(bound) == without_ids(original)
+
+
+def test_smtp_points_at_the_stacks_smtp_link_without_tls() -> None:
+    wut = load_manifest(EXPORTS / "smtp_receipt")
+    create = Recorder()
+    assert wut.trigger_auth is not None
+    creds.provision(
+        wut.workflow,
+        create,
+        FillContext(smtp_port=2525),
+        {},
+        fixed={"Paid order": wut.trigger_auth.data},
+    )
+    by_type = {type_: (name, data) for name, type_, data in create.created}
+    name, smtp = by_type["smtp"]
+    assert name == "SMTP account"
+    assert (smtp["host"], smtp["port"], smtp["secure"], smtp["disableStartTls"]) == (
+        "127.0.0.1",
+        2525,
+        False,
+        True,
+    )
+    # The trigger's credential carries the secret the sender sends.
+    assert by_type["httpBasicAuth"] == ("Shop webhook login", wut.trigger_auth.data)
+
+
+def test_smtp_without_a_link_is_a_setup_error_naming_the_fix() -> None:
+    wut = load_manifest(EXPORTS / "smtp_receipt")
+    with pytest.raises(SetupError, match=r"'SMTP account' \(smtp\): the stack has no 'smtp' link"):
+        creds.provision(wut.workflow, Recorder(), FillContext(), {})
+
+
+def test_postgres_is_bound_to_the_stacks_ledger_and_given_types_get_a_reference() -> None:
+    workflow = {
+        "nodes": [
+            {"name": "Ledger", "type": "n8n-nodes-base.postgres", "parameters": {}},
+            {"name": "Mail", "type": "n8n-nodes-base.sendGrid", "parameters": {}},
+        ]
+    }
+    create = Recorder()
+    bound = creds.provision(
+        workflow,
+        create,
+        FillContext(secret="x"),
+        {"sendGridApi": {"apiKey": "SG.mine"}},
+        provided={"postgres": "ledger-1"},
+    )
+    assert bound["nodes"][0]["credentials"] == {
+        "postgres": {"id": "ledger-1", "name": "n8n-chaos postgres"}
+    }
+    assert bound["nodes"][1]["credentials"]["sendGridApi"]["id"] == "new-1"
+    assert create.created == [("n8n-chaos sendGridApi", "sendGridApi", {"apiKey": "SG.mine"})]
+
+
+def test_the_manifest_overlays_by_type_then_by_name() -> None:
+    ctx = FillContext(secret="s")
+    given = {"stripeApi": {"secretKey": "sk_test_type"}, "Shop": {"secretKey": "sk_test_name"}}
+    assert credential_data("stripeApi", "Other", ctx, given) == {"secretKey": "sk_test_type"}
+    assert credential_data("stripeApi", "Shop", ctx, given) == {"secretKey": "sk_test_name"}
+    assert credential_data("hunterApi", "Hunter", ctx, {}) is None
+    assert credential_data("hunterApi", "Hunter", ctx, {"Hunter": {"apiKey": "k"}}) == {
+        "apiKey": "k"
+    }
+
+
+def test_every_fillable_type_fills_without_secrets_shared_between_runs() -> None:
+    one, two = FillContext(smtp_port=1), FillContext(smtp_port=1)
+    for type_, fill in FILLABLE.items():
+        assert fill(one) != fill(two), type_
+    # What n8n's public API accepts on create: no hidden fields such as oauthTokenData.
+    assert "oauthTokenData" not in FILLABLE["gmailOAuth2"](one)
+    assert FILLABLE["oAuth2Api"](one)["grantType"] == "clientCredentials"
+
+
+@pytest.mark.parametrize(
+    ("node", "types"),
+    [
+        ({"type": "n8n-nodes-base.stripe"}, ["stripeApi"]),
+        ({"type": "n8n-nodes-base.emailSend"}, ["smtp"]),
+        ({"type": "n8n-nodes-base.gmail"}, ["gmailOAuth2"]),
+        (
+            {
+                "type": "n8n-nodes-base.googleSheets",
+                "parameters": {"authentication": "serviceAccount"},
+            },
+            ["googleApi"],
+        ),
+        (
+            {
+                "type": "n8n-nodes-base.httpRequest",
+                "parameters": {
+                    "authentication": "genericCredentialType",
+                    "genericAuthType": "httpHeaderAuth",
+                },
+            },
+            ["httpHeaderAuth"],
+        ),
+        ({"type": "n8n-nodes-base.httpRequest", "parameters": {"url": "https://x"}}, []),
+        (
+            {"type": "n8n-nodes-base.webhook", "parameters": {"authentication": "basicAuth"}},
+            ["httpBasicAuth"],
+        ),
+        ({"type": "n8n-nodes-base.set"}, []),
+    ],
+)
+def test_needed_types(node: dict[str, Any], types: list[str]) -> None:
+    assert creds.needed_types(node) == types

@@ -58,7 +58,7 @@ class CaseRun:
 
     def __post_init__(self) -> None:
         self.ctx = FaultContext(
-            self.stack, self.journal, self.key, effect=str(self.workflow.effect.provider_effect)
+            self.stack, self.journal, self.key, effect=self.workflow.effect_kind
         )
 
     # -- what plug-ins may read --------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Internal: The credential types the harness fills itself, one entry each: what their data is in the
-test n8n, pointing at the fakes (``FillContext`` carries this run's secret and addresses).
+"""Internal: the credential types the harness fills itself, one entry each: what their data
+is in the test n8n, pointing at the fakes (``FillContext`` carries this run's secret and addresses).
 
 A type not in ``FILLABLE`` needs its data in the manifest's ``credentials`` field; data given
 there is laid over a fillable type's (by type, then by the credential's name).

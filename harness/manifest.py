@@ -212,6 +212,13 @@ class WorkflowUnderTest:
         return upstream_config.configs_of(self.upstreams)
 
     @property
+    def effect_kind(self) -> str:
+        """The commit kind that is this workflow's effect at the provider, or "" for every
+        kind: a workflow judged through its upstreams' fakes commits only on their effect
+        routes (a Stripe customer and its payment intent are both effects of the order)."""
+        return "" if self.upstreams else str(self.effect.provider_effect)
+
+    @property
     def business_key_path(self) -> tuple[str, ...]:
         """Where the trigger body carries the key: ``order.id`` -> ("order", "id")."""
         return mm.key_path(self.business_key)

@@ -12,6 +12,7 @@ is given.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -79,6 +80,10 @@ class Evidence:
     settled: bool = True
     live_executions: list[str] = field(default_factory=list)
     execution_ids: list[str] = field(default_factory=list)
+    # What n8n says stopped a failed execution ("node 'Charge' failed: ..."), one line each.
+    node_failures: list[str] = field(default_factory=list)
+    # Requests of the workflow that the intercepting proxy refused (no fake for their host).
+    refused_requests: list[str] = field(default_factory=list)
 
     @property
     def acknowledged(self) -> bool:
@@ -141,9 +146,11 @@ def judge(evidence: Evidence) -> Judgement:
 
 def _definite(e: Evidence) -> tuple[Verdict, str] | None:
     """Violations that no later work can undo: commits never disappear, answers were given."""
-    n = len(e.commits)
+    # Per effect kind: a workflow that creates a customer and then a payment for one order
+    # made two effects once each, not one effect twice.
+    kind, n = Counter(c.effect for c in e.commits).most_common(1)[0] if e.commits else ("", 0)
     if n >= 2:
-        return Verdict.DUPLICATE, f"{n} commits for one business event"
+        return Verdict.DUPLICATE, f"{n} {kind} commits for one business event"
     if e.stray_commits:
         stray = ", ".join(f"{c.effect_id} ({c.effect}, ref {c.reference})" for c in e.stray_commits)
         return Verdict.STRAY, f"commits nobody accounts for during the case: {stray}"
@@ -211,7 +218,12 @@ def _where(e: Evidence) -> str:
     commits = (
         ", ".join(f"{c.effect_id} (provider attempt {c.attempt_no})" for c in e.commits) or "none"
     )
-    return (
+    where = (
         f"key {e.key}: commits [{commits}]; ledger {e.ledger_state!r}; "
         f"executions {e.execution_ids or 'none'}"
     )
+    if e.node_failures:
+        where += f"; n8n: {'; '.join(e.node_failures)}"
+    if e.refused_requests:
+        where += f"; refused (no fake for the host): {', '.join(e.refused_requests)}"
+    return where

@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -25,7 +25,7 @@ from harness import loopback
 from harness.case_run import CaseRun
 from harness.crashpoints import CrashPoint, get_crashpoint
 from harness.deliveries import DeliveryPlan, get_delivery
-from harness.errors import CaseAborted
+from harness.errors import CaseAborted, ConfigError, HarnessError
 from harness.faults import get_fault
 from harness.oracle import (
     UNRESOLVED_LEDGER_STATES,
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from harness.cases import Case
     from harness.deployment import Deployment
     from harness.manifest import WorkflowUnderTest
+    from harness.stack.intercept.journal import JournalEntry
     from harness.stack.stack import Stack
 
 DELIVERY_S = 300.0  # the sender's own attempts (6 x 30 s + pacing) end well before
@@ -122,6 +123,20 @@ def reset_stack(stack: Stack) -> None:
     provider.restore_ttl()
 
 
+def route_upstreams(stack: Stack, workflow: WorkflowUnderTest) -> None:
+    """This workflow's hosts to their fakes: the provider answers as them, the intercepting
+    proxy forwards them (every other host gets its 502). A stack runs one case at a time."""
+    configs = workflow.upstream_configs()
+    stack.require_provider().control.set_upstreams(configs)
+    if stack.intercept is not None:
+        stack.intercept.set_hosts([u.host for u in configs if u.fake != "mail"])
+    elif configs:
+        raise ConfigError(
+            f"{workflow.name}: its upstreams need the intercepting proxy, which this stack "
+            "does not run (native backend, a stack started by this harness version)"
+        )
+
+
 def run_case(
     case: Case,
     stack: Stack,
@@ -130,6 +145,7 @@ def run_case(
     observers: Sequence[PhaseObserver] = (),
 ) -> CaseResult:
     reset_stack(stack)
+    route_upstreams(stack, workflow)
     key = new_key(case.id)
     plan = get_delivery(case.delivery)
     point = get_crashpoint(case.crashpoint)
@@ -146,7 +162,11 @@ def run_case(
     case_dir = stack.run.run_dir / "cases" / case.id
     case_dir.mkdir(parents=True, exist_ok=True)
     (case_dir / "history.jsonl").unlink(missing_ok=True)
-    record = CaseRecord(case_dir, _header(case, key), observers=observers)
+    record = CaseRecord(
+        case_dir,
+        _header(case, key) | {"workflow_sha256": workflow.file_sha256},
+        observers=observers,
+    )
     run.history.sink = record.attempt
     record.snapshot = lambda: {"journal": run.journal.to_json(), "history": run.history.to_json()}
     log_marks = {p.name: p.log_size() for p in stack.processes}
@@ -257,9 +277,11 @@ def _effect_id(attempt: DeliveryAttempt, workflow: WorkflowUnderTest) -> str | N
 def collect(run: CaseRun, plan: DeliveryPlan, point: CrashPoint, settled: SettleResult) -> Evidence:
     wut = run.workflow
     control = run.stack.require_provider().control
-    effect = str(wut.effect.provider_effect)
+    effect = wut.effect_kind  # "" for a workflow judged through its upstreams' fakes
     in_window = [c for c in control.commits() if c.committed_at >= run.started_at]
-    mine = [c for c in in_window if c.reference == run.key and str(c.effect) == effect]
+    mine = [
+        c for c in in_window if c.reference == run.key and (not effect or str(c.effect) == effect)
+    ]
     stray = [c for c in in_window if c not in mine]
     attempts = control.attempts(reference=run.key)
     proofs = [
@@ -296,7 +318,35 @@ def collect(run: CaseRun, plan: DeliveryPlan, point: CrashPoint, settled: Settle
         settled=settled.settled,
         live_executions=settled.live,
         execution_ids=[e["id"] for e in run.executions()],
+        node_failures=_node_failures(run),
+        refused_requests=[
+            f"{e.method} {e.scheme}://{e.host}{e.path} (by {e.listener})"
+            for e in _intercepted(run)
+            if e.outcome != "forwarded" and e.outcome != "loopback"
+        ],
     )
+
+
+def _intercepted(run: CaseRun) -> list[JournalEntry]:
+    """The requests of n8n's processes the intercepting proxy saw during the case."""
+    if run.stack.intercept is None:
+        return []
+    return [e for e in run.stack.intercept.journal() if e.time >= run.started_at]
+
+
+def _node_failures(run: CaseRun) -> list[str]:
+    """What n8n says stopped each failed execution of the case (its node and error)."""
+    api = run.stack.api
+    if api is None:
+        return []
+    lines = []
+    for row in run.executions():
+        if row["status"] in ("error", "crashed"):
+            with suppress(HarnessError, httpx.HTTPError):
+                failure = api.node_failure(row["id"])
+                if failure is not None:
+                    lines.append(f"execution {row['id']}: {failure.line()}")
+    return lines
 
 
 def _held(fact: str | None) -> tuple[bool, str]:
@@ -346,6 +396,7 @@ def _finish(
         evidence=evidence.to_json(),
         history=run.history.to_json(),
         journal=run.journal.to_json(),
+        intercepted=[asdict(e) for e in _intercepted(run)],
         provider_attempts=[
             a.__dict__ | {"outcome": str(a.outcome)} for a in control.attempts(reference=run.key)
         ],

@@ -1,5 +1,6 @@
-"""Internal: The manifest's ``upstreams`` as the fakes' config (``fake_providers.upstreams.Upstream``),
-and what the workflow's nodes say about it (warnings, one line each).
+"""Internal: the manifest's ``upstreams`` as the fakes' config
+(``fake_providers.upstreams.Upstream``), and what the workflow's nodes say about it
+(warnings, one line each).
 
 The provider receives the list over ``PUT /control/upstreams``; the warnings name what makes a
 case judge less than the user thinks: a host the manifest maps but no node calls, an effect

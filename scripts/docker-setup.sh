@@ -162,7 +162,7 @@ build_provider() {
   # The versions this package runs with on the host (pip show), as wheels for Python 3.11.
   python3 -m pip download -q --disable-pip-version-check --only-binary=:all: -d "$CTX/wheels" \
     --python-version 3.11 --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
-    $(python3 -m pip list --format=freeze 2>/dev/null | grep -iE '^(fastapi|uvicorn|pydantic|httpx)==')
+    $(python3 -m pip list --format=freeze 2>/dev/null | grep -iE '^(fastapi|uvicorn|pydantic|httpx|aiosmtpd|atpublic|attrs)==')
   docker_build "$1" "$2" "$CTX"; rm -rf "$CTX"
 }
 files_in() { find "$@" -type f -not -path '*/__pycache__/*' | sort; }

@@ -30,10 +30,16 @@ class ProviderSettings:
 
 class ProviderServer:
     def __init__(
-        self, run: RunContext, port: int, control_port: int, settings: ProviderSettings
+        self,
+        run: RunContext,
+        port: int,
+        control_port: int,
+        settings: ProviderSettings,
+        smtp_port: int | None = None,
     ) -> None:
         self.port = port
         self.control_port = control_port
+        self.smtp_port = smtp_port  # the mail fake (SMTP), for n8n's Send Email node
         self.settings = settings
         self.db_path = run.run_dir / "provider.db"
         argv = [
@@ -51,12 +57,18 @@ class ProviderServer:
         ]
         if settings.lenient:
             argv.append("--lenient")
+        if smtp_port is not None:
+            argv += ["--smtp-port", str(smtp_port)]
         self.process: ManagedProcess = run.process("provider", argv, {"PYTHONUNBUFFERED": "1"})
         self.control = ProviderControl(self.control_url)
 
     @property
     def address(self) -> str:
         return f"{HOST}:{self.port}"
+
+    @property
+    def smtp_address(self) -> str | None:
+        return None if self.smtp_port is None else f"{HOST}:{self.smtp_port}"
 
     @property
     def control_url(self) -> str:

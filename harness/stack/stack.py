@@ -269,7 +269,7 @@ class Stack:
         redis = RedisServer(inst.redis_bin, run, free_port())
         toxi = ToxiproxyServer(inst.toxiproxy_bin, run, free_port(), config.toxiproxy_seed)
         provider = (
-            ProviderServer(run, free_port(), free_port(), config.provider)
+            ProviderServer(run, free_port(), free_port(), config.provider, free_port())
             if config.provider is not None
             else None
         )
@@ -286,6 +286,10 @@ class Stack:
             main_port,
             webhook_port,
         )
+        if provider is not None and provider.smtp_address is not None:
+            # Send Email speaks SMTP to its credential's host: one link for every process
+            # (a credential cannot differ per worker), cut like any other.
+            links["smtp"] = provider.smtp_address
         listen = {name: free_port() for name in links}
 
         def client_url(proxy: str) -> str:

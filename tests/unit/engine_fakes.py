@@ -49,6 +49,9 @@ class FakeControl:
     plan: list[FakePlanted] = field(default_factory=list)
     ttl: float = 86400.0
 
+    def set_upstreams(self, upstreams: list[Any]) -> None:
+        assert not upstreams, "the fake workflows declare no upstreams"
+
     def commit(self, reference: str) -> FakeCommit:
         now = time.time()
         row = FakeCommit(f"ch_{len(self.ledger)}", len(self.ledger) + 1, now, None, reference)
@@ -119,6 +122,8 @@ class FakeStack:
     ledger: dict[str, str] = field(default_factory=dict)
     processes: list[Any] = field(default_factory=list)
     workers: list[Any] = field(default_factory=lambda: [object(), object()])
+    intercept: Any = None  # no intercepting proxy: the fake workflows call no upstream host
+    api: Any = None
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
     def require_provider(self) -> FakeProvider:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness.errors import AttachError, ConfigError
+from harness.errors import AttachError, ConfigError, HarnessError, SetupError
 from harness.options import add_pytest_options
 from harness.report.allure_report import write_categories, write_environment
 from harness.sharding import TIMINGS_FILE, assign, load_timings, parse_shard, write_timings
@@ -54,7 +54,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # The workflows shipped in the wheel as package data (a checkout and an installed wheel alike).
 BUNDLED_WORKFLOWS = Path(str(importlib.resources.files("workflows_under_test")))
 
-ChaosDeployments = dict[str, tuple["WorkflowUnderTest", "Deployment"]]
+class ChaosDeployments(dict[str, tuple["WorkflowUnderTest", "Deployment"]]):
+    """Workflow name -> (workflow, its deployment), each deployed when its first case asks:
+    a workflow n8n refuses (a node with a configuration issue) fails its own cases, with
+    n8n's words, and no other workflow's."""
+
+    def __init__(self, stack: Stack, workflows: list[WorkflowUnderTest]) -> None:
+        super().__init__()
+        self._stack = stack
+        self._workflows = {w.name: w for w in workflows}
+        self._refused: dict[str, str] = {}
+
+    def __missing__(self, name: str) -> tuple[WorkflowUnderTest, Deployment]:
+        from harness.deployment import deploy_under_test
+
+        if name in self._refused:
+            raise SetupError(self._refused[name])
+        workflow = self._workflows[name]
+        try:
+            deployed = (workflow, deploy_under_test(self._stack, workflow))
+        except HarnessError as exc:
+            where = workflow.directory or workflow.name
+            self._refused[name] = f"{where}: could not be deployed: {exc}"
+            raise SetupError(self._refused[name]) from exc
+        self[name] = deployed
+        return deployed
 
 
 def _workflows_dir(config: pytest.Config) -> Path:
@@ -220,18 +244,10 @@ def chaos_deployments(
     request: pytest.FixtureRequest, n8n_stack: Stack, chaos_workflows: list[WorkflowUnderTest]
 ) -> ChaosDeployments:
     """Each workflow under test that a selected case uses (with its ledger schema, Error
-    Workflow and reconciler), deployed once per session: `-k ONE_CASE` deploys one."""
-    from harness.deployment import deploy_under_test
-
-    params: list[dict[str, Any]] = [
-        getattr(getattr(item, "callspec", None), "params", {}) for item in request.session.items
-    ]
-    used = {p["chaos_case"].workflow for p in params if "chaos_case" in p}
-    return {
-        w.name: (w, deploy_under_test(n8n_stack, w))
-        for w in chaos_workflows
-        if w.name in used or not used
-    }
+    Workflow and reconciler), deployed once per session when its first case runs:
+    `-k ONE_CASE` deploys one."""
+    del request
+    return ChaosDeployments(n8n_stack, chaos_workflows)
 
 
 @pytest.fixture(scope="session")

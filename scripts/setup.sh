@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything a fresh machine needs before the harness runs: Redis from Debian, this package
-# with its Python dependencies, then the pinned real parts (Node, n8n, Postgres 17, Toxiproxy)
-# into the cache. Safe to run again: every step is skipped when already done.
+# with its Python dependencies, then the pinned real parts (Node, n8n, Postgres 17, Toxiproxy,
+# mitmproxy in a venv of its own) into the cache. Safe to run again: every step is skipped
+# when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

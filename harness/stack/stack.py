@@ -30,7 +30,7 @@ from harness.errors import ConfigError, HarnessError
 from harness.stack import n8n_db
 from harness.stack.deploy import DeployedWorkflow, deploy
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation
-from harness.stack.intercept import InterceptProxy
+from harness.stack.intercept.launcher import InterceptProxy
 from harness.stack.n8n import N8nProcess, Role, SharedEnv, upstream_env_name
 from harness.stack.n8n_api import N8nApi, Owner, bootstrap_owner
 from harness.stack.ports import HOST, collect_ports, ensure_free, free_port, release_ports
@@ -304,7 +304,8 @@ class Stack:
             webhook_url=client_url("client_webhook" if config.webhook_processor else "client_main"),
             overrides=dict(config.n8n_env),
         )
-        intercept = _intercept(config, run, listen)  # None: outbound HTTP(S) not intercepted
+        # None: outbound HTTP(S) not intercepted.
+        intercept = _intercept(config, run, listen, inst.mitmproxy_python)
 
         def n8n(name: str, role: Role, http_port: int, extra: dict[str, str]) -> N8nProcess:
             upstream_env = {
@@ -525,7 +526,7 @@ def _compose_project(run: RunContext, config: StackConfig) -> ComposeProject | N
 
 
 def _intercept(
-    config: StackConfig, run: RunContext, listen: Mapping[str, int]
+    config: StackConfig, run: RunContext, listen: Mapping[str, int], python: Path
 ) -> InterceptProxy | None:
     """One proxy listener per n8n process; its allowed requests go to that process's own
     link to the provider, so one worker's upstream can still be cut alone."""
@@ -537,6 +538,7 @@ def _intercept(
     return InterceptProxy(
         run,
         {name: (free_port(), f"{HOST}:{port}" if port else None) for name, port in links.items()},
+        python,
     )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from harness.stack.intercept import InterceptProxy
+from harness.stack.intercept.launcher import InterceptProxy
 from harness.stack.stack import Stack
 
 pytestmark = pytest.mark.integration

@@ -1,4 +1,9 @@
-"""The intercepting proxy's routing, on mitmproxy's own test flows (no sockets)."""
+"""The intercepting proxy's routing, on mitmproxy's own test flows (no sockets).
+
+mitmproxy is not a dependency of the package: it lives in its own venv, which the proxy
+process runs with. test_intercept_addon_venv.py runs this module there; in an interpreter
+without mitmproxy it skips.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,13 @@ import json
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip(
+    "mitmproxy",
+    reason="mitmproxy is not importable here: test_intercept_addon_venv.py runs these tests "
+    "with the python of mitmproxy's venv (made by `n8n-chaos install`)",
+)
+
 from mitmproxy import connection, http
 from mitmproxy.proxy import server_hooks
 from mitmproxy.test import taddons, tflow, tutils

@@ -149,3 +149,11 @@ def test_a_pull_request_tests_only_the_folders_it_changed(tmp_path: Path) -> Non
     git("commit", "-q", "--allow-empty", "-m", "nothing")
     base = git("rev-parse", "HEAD")
     assert picked("pull_request") == {"folders": "", "any": "false"}
+
+
+def test_the_parts_cache_key_names_the_pinned_mitmproxy() -> None:
+    """Its venv is a cached part: a new pin must change the key, or every run reinstalls it."""
+    from harness.stack.install import MITMPROXY_VERSION
+
+    [cache] = [s for s in steps("chaos") if s.get("uses", "").startswith("actions/cache@")]
+    assert f"mitmproxy-{MITMPROXY_VERSION}" in cache["with"]["key"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError, InstallError, PortInUse, ServiceExited, ServiceStartTimeout
-from harness.stack.install import Installer, node_version_for
+from harness.stack.install import MITMPROXY_VERSION, Installer, node_version_for
 from harness.stack.ports import HOST, ensure_free, free_port
 from harness.stack.readiness import Readiness, wait_ready
 from harness.stack.reaper import tagged_pids
@@ -65,6 +65,17 @@ def test_failed_install_leaves_no_partial_part(tmp_path: Path) -> None:
         Installer(cache_dir=tmp_path)._ensure("demo", "1.0", broken)
     assert not (tmp_path / "demo" / "1.0").exists()
     assert [p.name for p in (tmp_path / "demo").iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_a_mitmproxy_venv_without_its_python_names_the_fix(tmp_path: Path) -> None:
+    part = tmp_path / "mitmproxy" / MITMPROXY_VERSION
+    (part / "venv" / "bin").mkdir(parents=True)
+    (part / "venv" / "bin" / "python").symlink_to(tmp_path / "gone" / "python3")
+    (part / ".complete").write_text("1\n")
+    installer = Installer(cache_dir=tmp_path)
+    assert installer.installed_mitmproxy_python() is None
+    with pytest.raises(InstallError, match=f"remove {part} and run `n8n-chaos install`"):
+        installer._mitmproxy()
 
 
 def test_port_in_use_names_the_port_and_the_fix() -> None:

@@ -1,10 +1,7 @@
 """Interception of every outbound request of the n8n processes (mitmproxy, per run).
 
-``launcher`` is the harness side (files, CA, process, env); ``server`` and ``addon`` run in
-the proxy process; ``config`` and ``journal`` are read by both.
+``launcher`` is the harness side (files, process, env); ``server`` and ``addon`` run in the
+proxy process, with the python of mitmproxy's own venv (``harness.stack.install``);
+``config`` and ``journal`` are read by both. This package imports nothing itself, so that
+the proxy process loads only the standard library, mitmproxy and the modules it names.
 """
-
-from harness.stack.intercept.journal import JournalEntry, read_journal
-from harness.stack.intercept.launcher import InterceptProxy
-
-__all__ = ["InterceptProxy", "JournalEntry", "read_journal"]

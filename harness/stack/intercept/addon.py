@@ -59,7 +59,7 @@ class Intercept:
         self.by_port = {listener.port: listener for listener in config.listeners}
         self.host_map = HostMap(config.hosts_file)
         self.journal = JournalWriter(config.journal)
-        self.ca_cert = config.confdir / "mitmproxy-ca-cert.pem"
+        self.ca_cert = config.ca_cert
 
     def listener_of(self, client: connection.Client) -> Listener:
         port = client.sockname[1] if client.sockname else 0

@@ -14,6 +14,8 @@ from pathlib import Path
 # Added to every forwarded request: which n8n process's listener it came in on.
 VIA_HEADER = "X-N8n-Chaos-Via"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+# mitmproxy's name for its CA files in the confdir: <basename>-ca.pem (key), -ca-cert.pem.
+CA_BASENAME = "mitmproxy"
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,11 @@ class ProxyConfig:
     hosts_file: Path
     journal: Path
     listeners: tuple[Listener, ...]
+
+    @property
+    def ca_cert(self) -> Path:
+        """The run's CA certificate (made by the proxy process at start): n8n trusts it."""
+        return self.confdir / f"{CA_BASENAME}-ca-cert.pem"
 
     def write(self, path: Path) -> None:
         data = {

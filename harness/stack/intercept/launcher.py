@@ -1,4 +1,4 @@
-"""The intercepting proxy as a part of the stack (harness side): its files, CA, process.
+"""The intercepting proxy as a part of the stack (harness side): its files, process, env.
 
 Every n8n process gets its own listener, so one process's outbound traffic can be told
 apart (journal, ``X-N8n-Chaos-Via``) and cut alone (its Toxiproxy link to the provider).
@@ -7,7 +7,6 @@ apart (journal, ``X-N8n-Chaos-Via``) and cut alone (its Toxiproxy link to the pr
 from __future__ import annotations
 
 import socket
-import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -20,21 +19,6 @@ from harness.stack.readiness import Readiness
 from harness.stack.run import RunContext
 
 NO_PROXY = "127.0.0.1,localhost,::1"
-CA_BASENAME = "mitmproxy"
-
-
-def make_ca(confdir: Path) -> Path:
-    """The run's own CA (key 0600), made once; returns the certificate n8n must trust."""
-    from mitmproxy.certs import CertStore  # cryptography is slow to import: only when used
-
-    confdir.mkdir(parents=True, exist_ok=True)
-    confdir.chmod(0o700)
-    if not (confdir / f"{CA_BASENAME}-ca.pem").exists():
-        CertStore.create_store(confdir, CA_BASENAME, 2048)
-    for key_file in (f"{CA_BASENAME}-ca.pem", f"{CA_BASENAME}-ca.p12"):
-        if (confdir / key_file).exists():
-            (confdir / key_file).chmod(0o600)
-    return confdir / f"{CA_BASENAME}-ca-cert.pem"
 
 
 def _accepts(port: int) -> bool:
@@ -44,9 +28,14 @@ def _accepts(port: int) -> bool:
 
 class InterceptProxy:
     """``listeners``: n8n process name -> (its proxy port, HOST:PORT its allowed requests go
-    to, or None)."""
+    to, or None); ``python``: the interpreter of mitmproxy's venv (``Installation``)."""
 
-    def __init__(self, run: RunContext, listeners: Mapping[str, tuple[int, str | None]]) -> None:
+    def __init__(
+        self,
+        run: RunContext,
+        listeners: Mapping[str, tuple[int, str | None]],
+        python: Path,
+    ) -> None:
         self.dir = run.run_dir / "intercept"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.config = ProxyConfig(
@@ -55,24 +44,29 @@ class InterceptProxy:
             journal=self.dir / "journal.jsonl",
             listeners=tuple(Listener(n, port, up) for n, (port, up) in listeners.items()),
         )
-        self.ca_cert = self.config.confdir / f"{CA_BASENAME}-ca-cert.pem"
+        self.ca_cert = self.config.ca_cert
         config_path = self.dir / "config.json"
-        argv = [
-            sys.executable,
-            "-m",
-            "harness.stack.intercept.server",
-            "--config",
-            str(config_path),
-        ]
-        # The same harness as the caller's (a checkout on PYTHONPATH, or the installed one).
-        source_root = str(Path(harness.__file__).resolve().parent.parent)
-        env = {"PYTHONUNBUFFERED": "1", "PYTHONPATH": source_root}
+        argv = [str(python), "-m", "harness.stack.intercept.server", "--config", str(config_path)]
+        env = {"PYTHONUNBUFFERED": "1", "PYTHONPATH": str(self._harness_only_path())}
         self.process: ManagedProcess = run.process("intercept", argv, env)
         self._config_path = config_path
 
+    def _harness_only_path(self) -> Path:
+        """A folder holding only a link to the caller's own ``harness`` package (a checkout or
+        the installed one): the venv's python imports it, and no other package of the
+        caller's environment (its newer h11 or cryptography) shadows mitmproxy's own."""
+        folder = self.dir / "pythonpath"
+        folder.mkdir(exist_ok=True)
+        link = folder / "harness"
+        if not link.is_symlink():
+            link.symlink_to(Path(harness.__file__).resolve().parent, target_is_directory=True)
+        return folder
+
     def prepare(self) -> None:
-        """Write the config, an empty host map and the CA; before the process starts."""
-        make_ca(self.config.confdir)
+        """Write the config and an empty host map; before the process starts (the process
+        makes the CA in the confdir, a folder only this user can read)."""
+        self.config.confdir.mkdir(parents=True, exist_ok=True)
+        self.config.confdir.chmod(0o700)
         self.config.write(self._config_path)
         if not self.config.hosts_file.exists():
             write_hosts(self.config.hosts_file, [])
@@ -100,5 +94,6 @@ class InterceptProxy:
         return read_journal(self.config.journal)
 
     def readiness(self) -> Readiness:
+        """Every listener accepts (the process made the CA before it listens)."""
         ports = [item.port for item in self.config.listeners]
         return Readiness("intercept", lambda: all(_accepts(p) for p in ports), self.process)

@@ -1,5 +1,8 @@
-"""The proxy process: ``python -m harness.stack.intercept.server --config <config.json>``.
+"""The proxy process: ``python -m harness.stack.intercept.server --config <config.json>``,
+run by the python of mitmproxy's venv (see ``harness.stack.install``) with PYTHONPATH holding
+only ``harness``: it imports the standard library, mitmproxy and ``harness.stack.intercept``.
 
+It makes the run's CA before it listens, so a listener that accepts means the CA is there.
 mitmproxy's DumpMaster with one ``regular@127.0.0.1:PORT`` listener per n8n process and the
 ``Intercept`` addon. Options that would make mitmproxy talk to the outside on its own are off:
 ``connection_strategy=lazy`` (no eager connect to a CONNECT target to read its certificate),
@@ -14,10 +17,24 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.stack.intercept.config import ProxyConfig
+from harness.stack.intercept.config import CA_BASENAME, ProxyConfig
 
 if TYPE_CHECKING:
     from mitmproxy.options import Options
+
+
+def make_ca(confdir: Path) -> Path:
+    """The run's own CA (key 0600), made once; returns the certificate n8n must trust."""
+    from mitmproxy.certs import CertStore
+
+    confdir.mkdir(parents=True, exist_ok=True)
+    confdir.chmod(0o700)
+    if not (confdir / f"{CA_BASENAME}-ca.pem").exists():
+        CertStore.create_store(confdir, CA_BASENAME, 2048)
+    for key_file in (f"{CA_BASENAME}-ca.pem", f"{CA_BASENAME}-ca.p12"):
+        if (confdir / key_file).exists():
+            (confdir / key_file).chmod(0o600)
+    return confdir / f"{CA_BASENAME}-ca-cert.pem"
 
 
 def core_options(config: ProxyConfig) -> Options:
@@ -36,8 +53,8 @@ ADDON_OPTIONS = {"connection_strategy": "lazy", "onboarding": False, "termlog_ve
 
 
 async def serve(config: ProxyConfig) -> None:
-    # passlib (imported by mitmproxy's proxyauth) warns at import that bcrypt 4 has no
-    # __about__: harmless, and it would be the first thing in the log.
+    # passlib (imported by mitmproxy's proxyauth) warns at import if a bcrypt without
+    # __about__ is installed: harmless, and it would be the first thing in the log.
     logging.getLogger("passlib").setLevel(logging.ERROR)
     from mitmproxy.tools.dump import DumpMaster
 
@@ -53,7 +70,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="n8n-chaos intercepting proxy")
     parser.add_argument("--config", type=Path, required=True)
     args = parser.parse_args(argv)
-    asyncio.run(serve(ProxyConfig.read(args.config)))
+    config = ProxyConfig.read(args.config)
+    make_ca(config.confdir)
+    asyncio.run(serve(config))
 
 
 if __name__ == "__main__":

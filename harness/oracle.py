@@ -80,6 +80,8 @@ class Evidence:
     settled: bool = True
     live_executions: list[str] = field(default_factory=list)
     execution_ids: list[str] = field(default_factory=list)
+    # The control case: nothing was broken, so the effect must happen whatever the promise.
+    control: bool = False
     # What n8n says stopped a failed execution ("node 'Charge' failed: ..."), one line each.
     node_failures: list[str] = field(default_factory=list)
     # Requests of the workflow that the intercepting proxy refused (no fake for their host).
@@ -185,7 +187,9 @@ def _settled_only(e: Evidence) -> tuple[Verdict, str] | None:
             return Verdict.CONTRADICTED, f"the ledger says {e.ledger_state!r} with no commit"
         if e.ledger_state in e.ledger_failed_states and n >= 1:
             return Verdict.CONTRADICTED, f"the ledger says {e.ledger_state!r} but it committed"
-    if n == 0 and e.promise == "exactly_once" and e.effect_possible and not e.declined:
+    # Whatever a workflow promises under faults, with nothing broken it must do its work.
+    promised = e.promise == "exactly_once" or e.control
+    if n == 0 and promised and e.effect_possible and not e.declined:
         return Verdict.NOT_DONE, "the effect never happened and the provider never declined it"
     if e.error_workflow_runs is not None and e.error_workflow_runs != 1:
         return (

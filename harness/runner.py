@@ -319,6 +319,7 @@ def collect(run: CaseRun, plan: DeliveryPlan, point: CrashPoint, settled: Settle
         live_executions=settled.live,
         execution_ids=[e["id"] for e in run.executions()],
         node_failures=_node_failures(run),
+        control=run.case.scenario.is_control,
         refused_requests=[
             f"{e.method} {e.scheme}://{e.host}{e.path} (by {e.listener})"
             for e in _intercepted(run)

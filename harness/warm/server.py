@@ -41,6 +41,9 @@ NOT_PRELOADED = (
     "harness.__main__",  # runs the CLI when imported
     "harness.warm",  # this runner
     "harness.stack.docker",  # the compose backend's docker SDK: runs here are native
+    # The proxy's own side runs in mitmproxy's venv (harness.stack.intercept.server).
+    "harness.stack.intercept.addon",
+    "harness.stack.intercept.server",
 )
 LIBRARIES = (
     "pytest",

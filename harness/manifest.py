@@ -209,7 +209,7 @@ class WorkflowUnderTest:
 
     def upstream_configs(self) -> list[Upstream]:
         """The manifest's upstreams as ``fake_providers.upstreams.Upstream`` objects."""
-        return upstream_config.configs_of(self.upstreams)
+        return upstream_config.configs_of(self.upstreams, self.business_key)
 
     @property
     def effect_kind(self) -> str:

@@ -187,6 +187,10 @@ def _settled_only(e: Evidence) -> tuple[Verdict, str] | None:
             return Verdict.CONTRADICTED, f"the ledger says {e.ledger_state!r} with no commit"
         if e.ledger_state in e.ledger_failed_states and n >= 1:
             return Verdict.CONTRADICTED, f"the ledger says {e.ledger_state!r} but it committed"
+    if n == 0 and e.node_failures and not e.fault_landed and e.effect_possible:
+        # The workflow fails on its own before its effect (the window never opened): n8n
+        # names the node, and that outranks the fault that found nothing to strike.
+        return Verdict.NOT_DONE, "the workflow failed on its own before its effect"
     # Whatever a workflow promises under faults, with nothing broken it must do its work.
     promised = e.promise == "exactly_once" or e.control
     if n == 0 and promised and e.effect_possible and not e.declined:

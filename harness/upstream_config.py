@@ -9,6 +9,7 @@ route no node reaches, a host a node calls that no fake answers (the proxy answe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,12 +24,32 @@ if TYPE_CHECKING:
 
 def upstream_configs(manifest: Manifest) -> list[Upstream]:
     """One ``Upstream`` per host of the manifest's ``upstreams`` (empty: the bundled path)."""
-    return configs_of(manifest.upstreams)
+    return configs_of(manifest.upstreams, manifest.business_key)
 
 
-def configs_of(upstreams: dict[str, UpstreamSpec]) -> list[Upstream]:
+# Where a request carries the business key when the manifest does not say: named like the
+# trigger's key (``order_id``), as Stripe metadata or a JSON field at the same path.
+def _stripe_metadata(path: tuple[str, ...]) -> tuple[str, str]:
+    return "form", f"metadata[{path[-1]}]"
+
+
+def _json_field(path: tuple[str, ...]) -> tuple[str, str]:
+    return "json", "/" + "/".join(path)
+
+
+DEFAULT_REFERENCE: dict[str, Callable[[tuple[str, ...]], tuple[str, str]]] = {
+    "stripe": _stripe_metadata,
+    "record": _json_field,
+}
+
+
+def configs_of(upstreams: dict[str, UpstreamSpec], business_key: str = "") -> list[Upstream]:
+    """The fakes' config; a fake without a ``reference`` looks for the business key where
+    ``DEFAULT_REFERENCE`` says (a mail fake needs one: its subject or a header)."""
     # Imported here: the fakes' module is the provider's; the manifest loads without it.
     from fake_providers.upstreams import ReferenceSource, Route, RouteTemplate, Upstream
+
+    key_path = tuple(p for p in business_key.replace("/", ".").split(".") if p)
 
     def route(text: str) -> Route:
         method, path = parse_route(text)
@@ -40,6 +61,8 @@ def configs_of(upstreams: dict[str, UpstreamSpec]) -> list[Upstream]:
         if spec.reference is not None:
             ((kind, where),) = spec.reference.items()
             reference = ReferenceSource(kind, where)
+        elif key_path and spec.fake in DEFAULT_REFERENCE:
+            reference = ReferenceSource(*DEFAULT_REFERENCE[spec.fake](key_path))
         found.append(
             Upstream(
                 host=host,

@@ -99,8 +99,10 @@ def test_the_proxy_side_type_checks_against_the_venvs_mitmproxy(venv_python: Pat
     pytest.importorskip("mypy", reason="mypy is a dev dependency: pip install -e '.[dev]'")
     files = [str(ROOT / "harness/stack/intercept" / f"{name}.py") for name in PROXY_FILES]
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--python-executable", str(venv_python)]
-        + ["--follow-imports", "silent", *files],
+        [
+            *(sys.executable, "-m", "mypy", "--python-executable", str(venv_python)),
+            *("--follow-imports", "silent", *files),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

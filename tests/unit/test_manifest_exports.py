@@ -117,7 +117,10 @@ def test_upstreams_become_the_fakes_config() -> None:
     (template,) = notion.templates
     assert json.loads(template.body) == {"object": "page", "id": "{{id}}"}
     (stripe,) = load_manifest(EXPORTS / "stripe_node_charge").upstream_configs()
-    assert (stripe.fake, stripe.effects, stripe.reference) == ("stripe", (), None)
+    # No reference in the manifest: the key's name as Stripe metadata.
+    assert (stripe.fake, stripe.effects) == ("stripe", ())
+    assert stripe.reference is not None
+    assert (stripe.reference.kind, stripe.reference.where) == ("form", "metadata[order_id]")
 
 
 # -- warnings ------------------------------------------------------------------------------

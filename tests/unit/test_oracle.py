@@ -180,3 +180,34 @@ def test_evidence_round_trips_through_json() -> None:
 
 def test_every_verdict_but_pass_and_no_evidence_is_a_violation() -> None:
     assert {v for v in Verdict if not v.violation} == {Verdict.PASS, Verdict.NO_EVIDENCE}
+
+
+def test_with_nothing_broken_a_naive_workflow_must_still_do_its_work() -> None:
+    """The control case: promise "none" is no licence to do nothing."""
+    quiet = evidence(promise="none", commits=[], attempts=[fail()], control=True, ledger_state=None)
+    assert judge(quiet).verdict is Verdict.NOT_DONE
+    faulted = evidence(promise="none", commits=[], attempts=[fail()], ledger_state=None)
+    assert judge(faulted).verdict is not Verdict.NOT_DONE
+
+
+def test_a_workflow_failing_on_its_own_is_named_not_a_harness_error() -> None:
+    failing = evidence(
+        promise="none",
+        commits=[],
+        attempts=[fail()],
+        proofs=[Proof("fault", "worker_kill", False, "no outside fact shows it landed")],
+        node_failures=["execution 7: node 'Create order page' failed: boom"],
+        ledger_state=None,
+    )
+    judgement = judge(failing)
+    assert judgement.verdict is Verdict.NOT_DONE
+    assert "'Create order page' failed: boom" in judgement.explanation
+
+
+def test_two_effects_of_different_kinds_are_not_a_duplicate() -> None:
+    both = evidence(commits=[commit(0, effect="customer"), commit(1, effect="payment_intent")])
+    assert judge(both).verdict is not Verdict.DUPLICATE
+    twice = evidence(
+        commits=[commit(0, effect="payment_intent"), commit(1, effect="payment_intent")]
+    )
+    assert judge(twice).verdict is Verdict.DUPLICATE

@@ -185,6 +185,16 @@ def run_case(
         evidence = collect(run, plan, point, settled)
         judgement = judge(evidence)
     _finish(record, run, evidence, judgement, log_marks)
+    if failure is not None and not isinstance(failure, KeyboardInterrupt):
+        # The terminal, the report and this file say the same: no verdict, a harness error
+        # (what the oracle made of what was seen is kept beside it).
+        record.write(
+            verdict=None,
+            explanation=f"harness error: {failure}",
+            harness_error=f"{type(failure).__name__}: {failure}",
+            seen=judgement.verdict.value,
+            seen_explanation=judgement.explanation,
+        )
     if isinstance(failure, KeyboardInterrupt):
         raise failure  # Ctrl-C ends the run, not just this case (its evidence is on disk)
     if failure is not None:

@@ -12,6 +12,7 @@ import pytest
 
 from harness.stack.intercept.launcher import InterceptProxy
 from harness.stack.stack import Stack
+from tests.support.workflows import webhook_then_http
 
 pytestmark = pytest.mark.integration
 
@@ -36,30 +37,7 @@ def call_workflow(path: str, method: str, url: str) -> dict[str, Any]:
                 ]
             },
         }
-    return {
-        "name": f"intercept {path}",
-        "nodes": [
-            {
-                "id": str(uuid.uuid4()),
-                "name": "Webhook",
-                "type": "n8n-nodes-base.webhook",
-                "typeVersion": 2.1,
-                "position": [0, 0],
-                "webhookId": str(uuid.uuid4()),
-                "parameters": {"httpMethod": "POST", "path": path, "responseMode": "lastNode"},
-            },
-            {
-                "id": str(uuid.uuid4()),
-                "name": "Call",
-                "type": "n8n-nodes-base.httpRequest",
-                "typeVersion": 4.2,
-                "position": [220, 0],
-                "parameters": request,
-            },
-        ],
-        "connections": {"Webhook": {"main": [[{"node": "Call", "type": "main", "index": 0}]]}},
-        "settings": {"executionOrder": "v1"},
-    }
+    return webhook_then_http(path, "Call", request)
 
 
 def trigger(stack: Stack, method: str, url: str) -> dict[str, Any]:

@@ -21,50 +21,25 @@ from harness.stack.reaper import tagged_pids
 from harness.stack.stack import Stack
 from tests.support.processes import alive, run_down
 from tests.support.upstream import UpstreamState
+from tests.support.workflows import webhook_then_http
 
 pytestmark = pytest.mark.integration
 
 
 def echo_workflow(path: str, upstream_path: str = "/echo") -> dict[str, Any]:
-    return {
-        "name": f"echo {path}",
-        "nodes": [
-            {
-                "id": str(uuid.uuid4()),
-                "name": "Webhook",
-                "type": "n8n-nodes-base.webhook",
-                "typeVersion": 2.1,
-                "position": [0, 0],
-                "webhookId": str(uuid.uuid4()),
-                "parameters": {
-                    "httpMethod": "POST",
-                    "path": path,
-                    "responseMode": "lastNode",
-                    "options": {},
-                },
-            },
-            {
-                "id": str(uuid.uuid4()),
-                "name": "Call upstream",
-                "type": "n8n-nodes-base.httpRequest",
-                "typeVersion": 4.2,
-                "position": [220, 0],
-                "parameters": {
-                    "method": "POST",
-                    "url": "={{ $env.N8N_CHAOS_UPSTREAM_ECHO }}" + upstream_path,
-                    "sendBody": True,
-                    "contentType": "json",
-                    "specifyBody": "json",
-                    "jsonBody": "={{ JSON.stringify($json.body) }}",
-                    "options": {},
-                },
-            },
-        ],
-        "connections": {
-            "Webhook": {"main": [[{"node": "Call upstream", "type": "main", "index": 0}]]}
+    return webhook_then_http(
+        path,
+        "Call upstream",
+        {
+            "method": "POST",
+            "url": "={{ $env.N8N_CHAOS_UPSTREAM_ECHO }}" + upstream_path,
+            "sendBody": True,
+            "contentType": "json",
+            "specifyBody": "json",
+            "jsonBody": "={{ JSON.stringify($json.body) }}",
+            "options": {},
         },
-        "settings": {"executionOrder": "v1"},
-    }
+    )
 
 
 def worker_of(stack: Stack, host_header: str) -> int:

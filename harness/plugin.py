@@ -54,6 +54,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # The workflows shipped in the wheel as package data (a checkout and an installed wheel alike).
 BUNDLED_WORKFLOWS = Path(str(importlib.resources.files("workflows_under_test")))
 
+
 class ChaosDeployments(dict[str, tuple["WorkflowUnderTest", "Deployment"]]):
     """Workflow name -> (workflow, its deployment), each deployed when its first case asks:
     a workflow n8n refuses (a node with a configuration issue) fails its own cases, with

@@ -31,7 +31,14 @@ SETTLE_S = 60.0  # the retries finish
 RETRY_CALL_S = 30.0
 FINISHED = ("success", "error", "crashed", "canceled")
 COUNTS = ("none", "one", "two", "more than two")
-NEEDLES = ("retry", "Worker started execution", "Worker finished execution", "stall")
+NEEDLES = (
+    "retry",
+    "crashed",
+    "recover",
+    "stalled",
+    "Worker started execution",
+    "Worker finished execution",
+)
 
 
 def count_word(n: int) -> str:
@@ -143,6 +150,7 @@ class ConcurrentOperatorRetry(ProbeBase):
             "origin": self.origin,
             "origin_execution": origin,
             "origin_status": world.status(origin),
+            "origin_status_path": world.watcher.statuses(origin) if world.watcher else [],
             "retry_calls_accepted": accepted,
             "retry_executions": [(r["id"], r["status"]) for r in made],
             "commits_before_retries": commits_before,

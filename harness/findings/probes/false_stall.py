@@ -32,7 +32,13 @@ FINISH_S = 60.0  # the resumed worker finishes the execution
 RERUN_S = 15.0
 FINISHED = ("success", "error", "crashed", "canceled")
 RUNS = {1: "ran once", 2: "ran twice"}
-NEEDLES = ("stall", "Worker started execution", "Worker finished execution", "lock", "crash")
+NEEDLES = (
+    "stalled",
+    "Missing lock",
+    "crashed",
+    "Worker started execution",
+    "Worker finished execution",
+)
 
 
 @register("false_stall")

@@ -26,7 +26,14 @@ STATUSES = ("crashed", "error", "success", "running", "new", "waiting", "cancele
 SETTLE_S = 90.0  # lock (5 s) + two stall sweeps (5 s each) + n8n's own recheck (up to 30 s)
 SENDER_S = 30.0
 RERUN_S = 20.0  # after the killed worker is back: time for any recovery to re-run it
-NEEDLES = ("stall", "crash", "recover", "Worker started execution", "Worker finished execution")
+NEEDLES = (
+    "stalled",
+    "crashed",
+    "recover",
+    "Missing lock",
+    "Worker started execution",
+    "Worker finished execution",
+)
 
 
 @register("recovery_after_commit")

@@ -245,12 +245,17 @@ class ProbeWorld:
         """The probe's evidence now: rows and their status paths, Bull jobs, log lines,
         provider commits and attempts, and the timeline."""
         assert self.watcher is not None
+        rows = self.rows()
+        ours = {r["id"] for r in rows}
         return {
             "key": self.key,
             "workflow_id": self.deployed.id if self.deployed else None,
-            "execution_rows": self.rows(),
+            "execution_rows": rows,
             "status_paths": dict(self.watcher.paths),
-            "bull_jobs": self.bull_jobs(),
+            # The stack's queue holds every probe's jobs: this probe's executions only.
+            "bull_jobs": [
+                j for j in self.bull_jobs() if j.get("execution") in ours or "error" in j
+            ],
             "log_lines": self.log_lines(needles),
             "provider_commits": self.commits(),
             "provider_attempts": self.attempts(),

@@ -32,7 +32,6 @@ RETRY_CALL_S = 30.0
 FINISHED = ("success", "error", "crashed", "canceled")
 COUNTS = ("none", "one", "two", "more than two")
 NEEDLES = (
-    "retry",
     "crashed",
     "recover",
     "stalled",

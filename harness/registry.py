@@ -1,7 +1,8 @@
 """Registration by name (Toxiproxy's toxics), owned in one place.
 
 A plug-in is one module in its family's package (``harness/faults``, ``harness/crashpoints``,
-``harness/deliveries``) that registers a factory under its name, said once:
+``harness/deliveries``, ``harness/findings/probes``) that registers a factory under its
+name, said once:
 
     @register("worker_kill")
     class WorkerKill(NoAction): ...
@@ -29,7 +30,12 @@ from harness.errors import ConfigError
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[[], object])
 
-PLUGIN_PACKAGES = ("harness.faults", "harness.crashpoints", "harness.deliveries")
+PLUGIN_PACKAGES = (
+    "harness.faults",
+    "harness.crashpoints",
+    "harness.deliveries",
+    "harness.findings.probes",
+)
 EXTRA_PLUGINS_ENV = "N8N_CHAOS_PLUGINS"
 
 _loaded: set[str] = set()

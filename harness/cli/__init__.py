@@ -2,13 +2,15 @@
 
 One module per job: ``stack_commands`` (install, up, down), ``run_command`` (run, and
 ``stack_count``: how many stacks), ``offline`` (list, schema, report, show, recheck: they
-start nothing). The options a stack run shares with pytest are declared in harness.options.
+start nothing), ``findings_command`` (findings, diff). The options a stack run shares with
+pytest are declared in harness.options.
 """
 
 from __future__ import annotations
 
 import click
 
+from harness.cli.findings_command import diff, findings
 from harness.cli.offline import list_cases, recheck, report, schema, show
 from harness.cli.run_command import run
 from harness.cli.stack_commands import down, install, up
@@ -34,10 +36,12 @@ def main() -> None:
       n8n-chaos recheck RUN_DIR         re-judge saved evidence with today's oracle
       n8n-chaos up --workers 3          run a stack until Ctrl-C (prints its addresses)
       n8n-chaos down                    end the stacks started by `up`
+      n8n-chaos findings                what n8n itself does under faults (probes, per version)
+      n8n-chaos diff RUN_A RUN_B        probes' answers / cases' verdicts that differ
     Runs, logs and evidence: ./.n8n-chaos/runs/<run id>/ (kept after every run).
     Environment: N8N_CHAOS_CACHE (install cache), N8N_CHAOS_RUNS (run directories).
     """
 
 
-for _command in (install, up, down, list_cases, schema, run, report, show, recheck):
+for _command in (install, up, down, list_cases, schema, run, report, show, recheck, findings, diff):
     main.add_command(_command)

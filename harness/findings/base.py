@@ -1,0 +1,110 @@
+"""The probe interface and its registry (the same pattern as faults, crash points and
+delivery plans: one module per probe under ``harness.findings.probes``, ``register(name)``
+said once, found by ``harness.registry``).
+
+A probe has:
+- ``question``: one line, what it asks of n8n;
+- ``answers``: its closed vocabulary (every answer it may give, besides ``UNDETERMINED``);
+- ``workflow()``: the minimal workflow it deploys (shown in the report);
+- ``run(stack)``: strikes its fault and returns an ``Answer`` built from evidence only.
+An answer outside the vocabulary is a harness bug, never shown as a finding.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from harness.errors import HarnessBug
+from harness.registry import Registry
+
+if TYPE_CHECKING:
+    from harness.stack.stack import Stack
+
+UNDETERMINED = "UNDETERMINED"
+
+
+@dataclass
+class Answer:
+    """What a probe established: ``answer`` from its vocabulary (or UNDETERMINED), ``why``
+    (one line: how the evidence gives the answer, or why it could not), the closed parts of
+    the answer as ``facts``, and the ``evidence`` itself."""
+
+    answer: str
+    why: str
+    facts: dict[str, Any] = field(default_factory=dict)
+    evidence: dict[str, Any] = field(default_factory=dict)
+    duration_s: float = 0.0
+
+    @property
+    def determined(self) -> bool:
+        return self.answer != UNDETERMINED
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "why": self.why,
+            "facts": self.facts,
+            "evidence": self.evidence,
+            "duration_s": round(self.duration_s, 2),
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Answer:
+        return cls(
+            answer=str(doc["answer"]),
+            why=str(doc.get("why", "")),
+            facts=dict(doc.get("facts") or {}),
+            evidence=dict(doc.get("evidence") or {}),
+            duration_s=float(doc.get("duration_s") or 0.0),
+        )
+
+
+def undetermined(why: str, evidence: dict[str, Any] | None = None) -> Answer:
+    return Answer(UNDETERMINED, why, evidence=evidence or {})
+
+
+class Probe(Protocol):
+    name: str  # given by the registry
+    question: ClassVar[str]
+    answers: ClassVar[tuple[str, ...]]
+
+    def workflow(self) -> dict[str, Any]: ...
+
+    def run(self, stack: Stack) -> Answer: ...
+
+
+class ProbeBase:
+    """Defaults shared by the probes (each sets its question, answers, workflow and run)."""
+
+    name: str = ""
+    question: ClassVar[str] = ""
+    answers: ClassVar[tuple[str, ...]] = ()
+
+
+def vocabulary(template: str, **choices: Iterable[str]) -> tuple[str, ...]:
+    """Every answer ``template`` makes from the choices, e.g.
+    ``vocabulary("{status}; {rerun}", status=("error", "crashed"), rerun=("re-run", "no"))``."""
+    names = list(choices)
+    return tuple(
+        template.format(**dict(zip(names, combo, strict=True)))
+        for combo in itertools.product(*(tuple(choices[n]) for n in names))
+    )
+
+
+def checked(probe: Probe, answer: Answer) -> Answer:
+    """The answer if it is in the probe's vocabulary (or UNDETERMINED); else a harness bug."""
+    if answer.answer != UNDETERMINED and answer.answer not in probe.answers:
+        raise HarnessBug(
+            f"probe {probe.name!r} answered {answer.answer!r}, which is not in its vocabulary; "
+            "fix the probe (it must answer from its closed list or say UNDETERMINED)"
+        )
+    return answer
+
+
+PROBES: Registry[Probe] = Registry("probe")
+register = PROBES.register
+get_probe = PROBES.create
+known_probes = PROBES.names

@@ -1,0 +1,1 @@
+"""The probes: one module each, registered by name with ``harness.findings.base.register``."""

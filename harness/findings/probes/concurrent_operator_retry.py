@@ -1,0 +1,190 @@
+"""concurrent_operator_retry: two operators press "retry" on the same failed execution at
+the same instant, through n8n's public API (``POST /api/v1/executions/{id}/retry``).
+
+The execution to retry is made the way operators meet it:
+- ``concurrent_operator_retry``: crashed: the worker running it was SIGKILLed after the
+  provider committed the charge (as ``recovery_after_commit``), and n8n gave up on it;
+- ``concurrent_operator_retry_node_error``: failed: the provider refused the first charge
+  (HTTP 500 before any commit) and the Charge node, with no node retries, failed.
+The two retry calls are lined up on a thread barrier. Answer: how many new executions n8n
+started (rows with ``retryOf`` = the execution) and how many charges the retries committed.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from fake_providers.payment import FaultKind
+from harness.errors import HarnessError
+from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
+from harness.findings.window import hold_after_commit
+from harness.findings.workflows import charge_workflow
+from harness.findings.world import ProbeWorld
+from harness.stack.n8n_api import N8nApi
+
+if TYPE_CHECKING:
+    from harness.stack.stack import Stack
+
+FAIL_S = 90.0  # the origin execution reaches a finished status
+SETTLE_S = 60.0  # the retries finish
+RETRY_CALL_S = 30.0
+FINISHED = ("success", "error", "crashed", "canceled")
+COUNTS = ("none", "one", "two", "more than two")
+NEEDLES = (
+    "crashed",
+    "recover",
+    "stalled",
+    "Worker started execution",
+    "Worker finished execution",
+)
+
+
+def count_word(n: int) -> str:
+    return COUNTS[n] if n < 3 else COUNTS[3]
+
+
+@register("concurrent_operator_retry")
+class ConcurrentOperatorRetry(ProbeBase):
+    origin: ClassVar[str] = "worker_kill"
+    question = (
+        "Two operator retries of the same crashed execution (its worker SIGKILLed after the "
+        "charge committed) at once through the public API: how many new executions, how "
+        "many charges?"
+    )
+    answers = vocabulary(
+        "{executions} new execution(s); {commits} charge(s) by the retries",
+        executions=COUNTS,
+        commits=COUNTS,
+    )
+
+    def workflow(self) -> dict[str, Any]:
+        return charge_workflow(self.name or "concurrent_operator_retry", "probe-retry-KEY")
+
+    def run(self, stack: Stack) -> Answer:
+        world = ProbeWorld(stack, "retry")
+        try:
+            world.deploy(charge_workflow(self.name, f"probe-{world.key}"))
+            origin = self._failed_execution(world)
+            if origin.startswith("!"):
+                return undetermined(origin[1:], world.evidence(NEEDLES))
+            return checked(self, self._retry_twice(world, origin))
+        finally:
+            world.close()
+
+    def _failed_execution(self, world: ProbeWorld) -> str:
+        """The id of an execution n8n finished as failed, or "!" and why not."""
+        execution: str | None
+        if self.origin == "node_error":
+            world.provider.add_fault(
+                FaultKind.ERROR_BEFORE_COMMIT, reference_prefix=world.key, attempts=(1,)
+            )
+            sender = world.send()
+            if not world.wait_for("the sender's answer", sender.done, FAIL_S):
+                return "!the failing delivery got no answer"
+            rows = world.rows()
+            execution = str(rows[0]["id"]) if rows else None
+        else:
+            held = hold_after_commit(world)
+            if isinstance(held, str):
+                return "!" + held
+            victim = world.stack.workers[held.worker]
+            world.timeline.record("SIGKILL", process=victim.name, pid=victim.pid)
+            victim.kill()
+            held.release(world)
+            execution = held.execution_id
+            world.timeline.record("restart", process=victim.name)
+            victim.restart(world.stack.config.ready_timeout_s)
+        if execution is None:
+            return "!no execution row for the failing delivery"
+        if not world.wait_for(
+            "the execution to finish as failed",
+            lambda: world.status(execution) in FINISHED,
+            FAIL_S,
+        ):
+            return f"!execution {execution} did not finish within {FAIL_S:.0f} s"
+        if world.status(execution) == "success":
+            return f"!execution {execution} succeeded: nothing for an operator to retry"
+        return execution
+
+    def _retry_twice(self, world: ProbeWorld, origin: str) -> Answer:
+        stack = world.stack
+        assert stack.owner is not None
+        commits_before = len(world.commits())
+        line_up = threading.Barrier(2, timeout=RETRY_CALL_S)
+        calls: list[dict[str, Any]] = [{}, {}]
+
+        def retry(slot: int) -> None:
+            api = N8nApi(stack.main.base_url, stack.owner.api_key, timeout_s=RETRY_CALL_S)  # type: ignore[union-attr]
+            try:
+                line_up.wait()
+                calls[slot]["sent_at"] = world.timeline.now()
+                made = api.retry_execution(origin)
+                calls[slot] |= {"accepted": True, "execution": str(made.get("id"))}
+            except (HarnessError, threading.BrokenBarrierError, OSError) as exc:
+                calls[slot] |= {"accepted": False, "error": str(exc)[:300]}
+            finally:
+                calls[slot]["answered_at"] = world.timeline.now()
+                api.close()
+
+        threads = [threading.Thread(target=retry, args=(i,), daemon=True) for i in (0, 1)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(RETRY_CALL_S * 2)
+        world.timeline.record("operator retries answered", calls=calls)
+
+        def retries() -> list[dict[str, Any]]:
+            return [r for r in world.rows() if r.get("retry_of") == origin]
+
+        accepted = sum(1 for c in calls if c.get("accepted"))
+        world.wait_for(
+            "the retries' executions to appear and finish",
+            lambda: len(retries()) >= accepted and all(r["status"] in FINISHED for r in retries()),
+            SETTLE_S,
+        )
+        made = retries()
+        by_retries = len(world.commits()) - commits_before
+        facts = {
+            "origin": self.origin,
+            "origin_execution": origin,
+            "origin_status": world.status(origin),
+            "origin_status_path": world.watcher.statuses(origin) if world.watcher else [],
+            "retry_calls_accepted": accepted,
+            "retry_executions": [(r["id"], r["status"]) for r in made],
+            "commits_before_retries": commits_before,
+            "commits_by_retries": by_retries,
+            "calls_overlapped": _overlapped(calls),
+        }
+        evidence = world.evidence(NEEDLES, retry_calls=calls)
+        if not facts["calls_overlapped"]:
+            return undetermined("the two retry calls did not overlap in time", evidence)
+        answer = (
+            f"{count_word(len(made))} new execution(s); "
+            f"{count_word(by_retries)} charge(s) by the retries"
+        )
+        why = (
+            f"execution {origin} ({facts['origin_status']}) retried twice at once: n8n "
+            f"accepted {accepted} call(s), made executions {facts['retry_executions']}, "
+            f"the provider committed {by_retries} more charge(s)"
+        )
+        return Answer(answer, why, facts, evidence)
+
+
+@register("concurrent_operator_retry_node_error")
+class ConcurrentOperatorRetryNodeError(ConcurrentOperatorRetry):
+    origin = "node_error"
+    question = (
+        "Two operator retries of the same failed execution (its Charge node got HTTP 500, "
+        "nothing committed) at once through the public API: how many new executions, how "
+        "many charges?"
+    )
+
+
+def _overlapped(calls: list[dict[str, Any]]) -> bool:
+    """Both calls were in flight at one instant (each sent before the other's answer)."""
+    try:
+        a, b = calls
+        return bool(a["sent_at"] <= b["answered_at"] and b["sent_at"] <= a["answered_at"])
+    except (KeyError, ValueError):
+        return False

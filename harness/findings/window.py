@@ -1,0 +1,72 @@
+"""The window most probes strike in: the provider committed the charge and holds its
+response on a barrier (as ``harness.crashpoints.after_commit``), the execution is running,
+and the worker that runs it is known (from its "Worker started execution N" log line)."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+from fake_providers.payment import Barrier, BarrierState
+from fake_providers.payment import CrashPoint as ProviderPoint
+from harness.findings.world import ProbeWorld, Sender
+
+REACH_S = 60.0  # the charge request reaches the provider
+FIND_S = 30.0  # the running execution and its worker are seen
+HOLD_S = 300.0  # the provider's own hold limit: beyond any probe's strike
+
+
+@dataclass
+class Held:
+    barrier: Barrier
+    sender: Sender
+    execution_id: str
+    worker: int
+
+    def release(self, world: ProbeWorld) -> None:
+        """Let the held response go (into whatever is left of the caller); confirmed."""
+        with contextlib.suppress(Exception):
+            self.barrier.release()
+        world.wait_for(
+            "the provider to let the held response go",
+            lambda: self.barrier.info().state is not BarrierState.HOLDING,
+            10.0,
+        )
+        world.timeline.record("provider released the held response")
+
+
+def hold_after_commit(world: ProbeWorld) -> Held | str:
+    """Send the delivery and hold it after the commit; or why the window was not reached."""
+    barrier = world.provider.arm_barrier(None, ProviderPoint.COMMITTED, HOLD_S, reference=world.key)
+    sender = world.send()
+    if not world.wait_for(
+        "the charge to be committed and held", lambda: barrier.info().reached, REACH_S
+    ):
+        barrier.release()
+        return f"the charge did not reach the provider within {REACH_S:.0f} s"
+    world.timeline.record("provider holds the committed charge", effect=barrier.info().effect_id)
+    found: list[str] = []
+
+    def running() -> bool:
+        execution = world.running_execution()
+        if execution is not None:
+            found.append(execution)
+        return execution is not None
+
+    if not world.wait_for("the execution to be running", running, FIND_S):
+        barrier.release()
+        return f"no execution row was running within {FIND_S:.0f} s of the commit"
+    execution = found[-1]
+    workers: list[int] = []
+
+    def worker_known() -> bool:
+        index = world.stack.worker_running(execution)
+        if index is not None:
+            workers.append(index)
+        return index is not None
+
+    if not world.wait_for("the worker running it to be known", worker_known, FIND_S):
+        barrier.release()
+        return f"no worker logged that it started execution {execution}"
+    world.timeline.record("execution runs", execution=execution, worker=workers[-1])
+    return Held(barrier, sender, execution, workers[-1])

@@ -230,6 +230,23 @@ def negative_controls() -> str:
 # --- from bench/results ------------------------------------------------------------------
 
 
+def what_n8n_does() -> str:
+    """The findings of `n8n-chaos findings` (bench/results/findings-*/findings.json) as a
+    table: a probe's question, and per version its answer with a link to the evidence."""
+    rows = ["| question | n8n | answer | why |", "|---|---|---|---|"]
+    for path in sorted((ROOT / "bench" / "results").glob("findings-*/findings.json")):
+        doc = json.loads(path.read_text())
+        link = path.relative_to(ROOT).with_name("findings.md").as_posix()
+        for name, probe in sorted(doc["probes"].items()):
+            for version, result in sorted(probe["results"].items()):
+                why = str(result.get("why", "")).replace("|", "/")
+                rows.append(
+                    f"| {probe['question']} | {version} | [{result['answer']}]({link}#{name}) "
+                    f"| {why} |"
+                )
+    return "\n".join(rows)
+
+
 def _overheads(mode: str) -> list[float]:
     return [float(run["overhead_s"]) for run in _result("one_case")["modes"][mode]]
 
@@ -290,6 +307,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "harness_retries_default": harness_retries_default,
     "ci_shards": ci_shards,
     "negative_controls": negative_controls,
+    "what_n8n_does": what_n8n_does,
     "desk_overhead_cold_s": desk_overhead_cold_s,
     "desk_overhead_warm_s": desk_overhead_warm_s,
     "case_no_fault_s": case_no_fault_s,

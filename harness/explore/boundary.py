@@ -204,9 +204,9 @@ def requests_of(
     found.sort(key=lambda f: f[0])
     requests: list[Request] = []
     index = 0
-    for at, method, host, path, status, attempt in found:
+    for at, method, host, path, status, sent in found:
         effect_index = None
-        if attempt is not None:
+        if sent is not None:
             index += 1
             effect_index = index
         requests.append(
@@ -217,7 +217,7 @@ def requests_of(
                 path=path,
                 status=status,
                 node=attribute(at, nodes),
-                effect=attempt.effect if attempt is not None else None,
+                effect=sent.effect if sent is not None else None,
                 effect_index=effect_index,
             )
         )

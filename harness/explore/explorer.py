@@ -33,6 +33,7 @@ class Outcome:
     explanation: str
     evidence: Path | None
     allowed: bool  # the workflow's promise allows this verdict under a fault
+    key: str = ""  # the case's business key
 
     @property
     def violation(self) -> bool:
@@ -99,6 +100,7 @@ def explore(
                 result.judgement.explanation,
                 result.evidence_path,
                 allowed=verdict in allowed,
+                key=result.evidence.key,
             )
         found.outcomes.append(outcome)
         if on_outcome is not None:

@@ -155,11 +155,17 @@ def node_runs(execution: Mapping[str, Any], node_types: Mapping[str, str]) -> li
 
 
 def attribute(at: float, nodes: Sequence[NodeRun]) -> str | None:
-    """The node whose run holds ``at`` (the latest started one if several do)."""
-    holding = [
-        n for n in nodes if n.start - ATTRIBUTION_SLACK_S <= at <= n.end + ATTRIBUTION_SLACK_S
+    """The node whose run holds ``at`` (the latest started one if several do); failing that,
+    the nearest within ``ATTRIBUTION_SLACK_S`` (clocks and ms rounding)."""
+    holding = [n for n in nodes if n.start <= at <= n.end]
+    if holding:
+        return max(holding, key=lambda n: n.start).name
+    near = [
+        (min(abs(at - n.start), abs(at - n.end)), n.name)
+        for n in nodes
+        if n.start - ATTRIBUTION_SLACK_S <= at <= n.end + ATTRIBUTION_SLACK_S
     ]
-    return max(holding, key=lambda n: n.start).name if holding else None
+    return min(near)[1] if near else None
 
 
 @dataclass(frozen=True)

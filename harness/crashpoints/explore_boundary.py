@@ -5,10 +5,11 @@ point per boundary on demand (e.g. ``x_after_commit_r2``), offering only the tra
 ``explore_boundary``, which no fault's ``needs_window`` asks for: these never join the
 matrix; ``n8n-chaos explore`` names them in its cases.
 
-How the Nth request is reached, deterministically: a catch-all provider barrier holds each
-effect request at ``received`` (key claimed, nothing done); while request k is held, the
-barrier for request k+1 is armed, then k is let go. A workflow's nodes run one after the
-other, so request N is the Nth to arrive. Held at ``received``, it is then:
+How the Nth request is reached, deterministically: a provider barrier for the case's
+reference (its business key) holds each effect request at ``received`` (key claimed, nothing
+done); while request k is held, the barrier for request k+1 is armed, then k is let go. A
+workflow's nodes run one after the other, so request N is the Nth to arrive. Held at
+``received``, it is then:
 
 - ``before_send``: refused before any commit (a planted pre-commit error for that attempt)
   while the fault strikes; proof: the barrier record and the attempt's end without a commit;
@@ -90,7 +91,7 @@ class NthRequest(Window):
 
     # -- the barriers ------------------------------------------------------------------
     def _arm(self, run: CaseWorld, point: ProviderPoint) -> Barrier:
-        barrier = run.provider.arm_barrier(None, point, HOLD_S)
+        barrier = run.provider.arm_barrier(None, point, HOLD_S, reference=run.key)
         self.barriers.append(barrier)
         return barrier
 

@@ -184,6 +184,7 @@ def requests_of(
     nodes: Sequence[NodeRun],
     seen: Iterable[Seen],
     attempts: Iterable[ProviderAttempt],
+    key: str | None = None,
 ) -> list[Request]:
     """The run's outbound requests, oldest first. A provider effect attempt is matched with
     the proxy's latest unmatched line at or before it (the proxy forwards, then the provider
@@ -212,7 +213,9 @@ def requests_of(
     index = 0
     for at, method, host, path, status, sent in found:
         effect_index = None
-        if sent is not None:
+        # Only a request carrying the business key can be held by the provider's barriers
+        # (armed by reference): the others are listed, with their effect, but not struck.
+        if sent is not None and (key is None or sent.reference == key):
             index += 1
             effect_index = index
         requests.append(
@@ -274,7 +277,7 @@ def assemble(
     """The trace of one run from its executions' data, the proxy's lines and the provider's
     attempts (all of the run's time window)."""
     nodes = sorted((n for e in executions for n in node_runs(e, node_types)), key=lambda n: n.start)
-    requests = requests_of(nodes, seen, attempts)
+    requests = requests_of(nodes, seen, attempts, key)
     return Trace(
         workflow=workflow,
         key=key,

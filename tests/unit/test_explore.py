@@ -160,3 +160,12 @@ def test_exploration_crash_points_never_join_the_matrix() -> None:
         assert not [s for s in scenarios() if s.crashpoint.startswith("x_")]
     finally:
         CRASHPOINTS.unregister(name)
+
+
+def test_an_effect_without_the_business_key_is_listed_but_not_struck() -> None:
+    doc = json.loads(FIXTURE.read_text())
+    attempts = [ProviderAttempt(1, "customer", None, 1700000000.1, "committed")]
+    trace = assemble("bundled", "o-1", [doc["execution"]], doc["node_types"], [], attempts)
+    [request] = trace.requests
+    assert (request.effect, request.effect_index) == ("customer", None)
+    assert not [b for b in trace.boundaries if b.kind == "request"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import click
 
+from harness.cli.explore_command import explore
 from harness.cli.findings_command import diff, findings
 from harness.cli.offline import list_cases, recheck, report, schema, show
 from harness.cli.run_command import run
@@ -34,6 +35,7 @@ def main() -> None:
       n8n-chaos list                    every case and its expected verdicts
       n8n-chaos show CASE_ID            one saved case: verdict, why, proofs, timeline
       n8n-chaos recheck RUN_DIR         re-judge saved evidence with today's oracle
+      n8n-chaos explore --workflows DIR find each workflow's crash windows, by node
       n8n-chaos up --workers 3          run a stack until Ctrl-C (prints its addresses)
       n8n-chaos down                    end the stacks started by `up`
       n8n-chaos findings                what n8n itself does under faults (probes, per version)
@@ -43,5 +45,8 @@ def main() -> None:
     """
 
 
-for _command in (install, up, down, list_cases, schema, run, report, show, recheck, findings, diff):
+for _command in (
+    *(install, up, down, list_cases, schema, run, report, show, recheck),
+    *(explore, findings, diff),
+):
     main.add_command(_command)

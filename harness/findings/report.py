@@ -77,15 +77,16 @@ class Findings:
 def load(path: Path) -> Findings:
     """A findings.json, or the one in a findings folder."""
     file = path / FINDINGS_JSON if path.is_dir() else path
+    fix = "`n8n-chaos findings --out DIR` writes one"
     try:
         doc = json.loads(file.read_text())
-        if doc.get("format") != FORMAT:
-            raise ValueError(f"format {doc.get('format')!r}, expected {FORMAT}")
-        return Findings.from_json(doc)
+        if doc.get("format") == FORMAT:
+            return Findings.from_json(doc)
     except (OSError, ValueError, TypeError, KeyError) as exc:
-        raise ConfigError(
-            f"{file}: not a findings report ({exc}); `n8n-chaos findings --out DIR` writes one"
-        ) from exc
+        raise ConfigError(f"{file}: not a findings report ({exc}); {fix}") from exc
+    raise ConfigError(
+        f"{file}: not a findings report (format {doc.get('format')!r}, expected {FORMAT}); {fix}"
+    )
 
 
 def write(findings: Findings, out: Path) -> tuple[Path, Path]:

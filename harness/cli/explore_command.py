@@ -1,0 +1,80 @@
+"""`n8n-chaos explore`: find the crash windows of workflows by themselves (harness.explore)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from harness.cli.common import console, fail, installer, warn
+from harness.errors import HarnessError
+from harness.stack.install import DEFAULT_N8N_VERSION
+
+
+@click.command()
+@click.option(
+    "--workflows",
+    "workflows_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder of workflows, one sub-folder each with manifest.json (default: the bundled).",
+)
+@click.option("--budget-cases", type=int, default=None, help="Run at most N cases in all.")
+@click.option("--budget-minutes", type=float, default=None, help="Start no case after M minutes.")
+@click.option(
+    "--only",
+    multiple=True,
+    metavar="WF[:BOUNDARY[:STRIKE]]",
+    help="Explore only this workflow, boundary (r1, r2...) or probe, e.g. "
+    "stripe_http_form:r1:after_commit (repeatable; the report prints it for each finding).",
+)
+@click.option("--workers", type=int, default=2, show_default=True)
+@click.option("--n8n-version", default=DEFAULT_N8N_VERSION, show_default=True)
+def explore(
+    workflows_dir: Path | None,
+    budget_cases: int | None,
+    budget_minutes: float | None,
+    only: tuple[str, ...],
+    workers: int,
+    n8n_version: str,
+) -> None:
+    """Trace each workflow once with nothing broken, then strike at each of its boundaries
+    (every effect request: the worker killed before it, after the commit, after the answer;
+    the answer dropped), each case judged by the matrix's oracle. Reports each broken window
+    by node and request, with the command that runs it again.
+
+    \b
+    Exit codes: 0 no violation of the workflows' promises; 1 a violation; 2 a harness error.
+    """
+    from harness.explore.plan import Budget
+    from harness.explore.session import explore_workflows
+    from harness.manifest import discover
+    from harness.plugin import BUNDLED_WORKFLOWS
+    from harness.stack.stack import Stack, StackConfig
+
+    try:
+        budget = Budget(cases=budget_cases, minutes=budget_minutes)
+        workflows = discover(workflows_dir or BUNDLED_WORKFLOWS, on_warning=warn)
+        inst = installer(n8n_version).install()
+        with console.status("starting the stack") as status:
+            stack = Stack.start(
+                inst,
+                StackConfig(workers=workers, n8n_version=n8n_version),
+                progress=lambda m: status.update(m),
+            )
+    except HarnessError as exc:
+        fail(exc)
+    arg = f"--workflows {workflows_dir} " if workflows_dir else ""
+    try:
+        found = explore_workflows(
+            stack, workflows, budget, only, arg, say=lambda line: click.echo(line)
+        )
+    except HarnessError as exc:
+        fail(exc)
+    finally:
+        stack.stop()
+    click.echo(f"budget: {budget.describe()}; reports in {stack.run.run_dir / 'explore'}")
+    violations = [o for e in found for o in e.outcomes if o.violation]
+    errors = [o for e in found for o in e.outcomes if o.verdict is None]
+    sys.exit(1 if violations else 2 if errors else 0)

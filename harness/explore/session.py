@@ -1,0 +1,74 @@
+"""Exploration of several workflows on one stack: deploy, trace, explore, report; shared by
+``n8n-chaos explore`` and the tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from harness.cases import Case, matrix
+from harness.deployment import Deployment, deploy_under_test
+from harness.explore.explorer import Exploration, Outcome, explore
+from harness.explore.findings import report_lines, to_json
+from harness.explore.plan import Budget
+from harness.explore.trace import trace_workflow
+from harness.manifest import WorkflowUnderTest
+from harness.runner import CaseResult, run_case
+from harness.stack.stack import Stack
+
+
+def explore_workflows(
+    stack: Stack,
+    workflows: Sequence[WorkflowUnderTest],
+    budget: Budget,
+    only: Sequence[str] = (),
+    workflows_arg: str = "",
+    say: Callable[[str], None] = print,
+) -> list[Exploration]:
+    """Each workflow in turn until the budget is spent; its report goes to ``say`` and to
+    ``<run dir>/explore/<workflow>/explore.json``."""
+    found: list[Exploration] = []
+    selected = [w for w in workflows if not only or any(s.split(":")[0] == w.name for s in only)]
+    for workflow in selected:
+        if not budget.allows_another():
+            say(f"{workflow.name}: not explored (budget spent: {budget.describe()})")
+            continue
+        out = stack.run.run_dir / "explore" / workflow.name
+        deployment = deploy_under_test(stack, workflow)
+        trace = trace_workflow(stack, workflow, deployment, out / "trace.json")
+        say(
+            f"{workflow.name}: traced {len(trace.node_names())} nodes, "
+            f"{len(trace.effect_requests)} effect request(s); control case "
+            f"{trace.control_verdict}"
+        )
+
+        def progress(o: Outcome) -> None:
+            verdict = o.verdict.value if o.verdict is not None else "HARNESS-ERROR"
+            say(f"  {o.probe.selector}: {verdict}")
+
+        exploration = explore(
+            trace,
+            str(workflow.promise),
+            _runner(stack, workflow, deployment),
+            budget,
+            only=[s for s in only if s.count(":") > 0],
+            on_outcome=progress,
+        )
+        ids = [c.id for c in matrix([workflow], workers=len(stack.workers))]
+        for line in report_lines(exploration, ids, workflows_arg):
+            say(line)
+        write_report(out / "explore.json", to_json(exploration, ids, workflows_arg))
+        found.append(exploration)
+    return found
+
+
+def _runner(
+    stack: Stack, workflow: WorkflowUnderTest, deployment: Deployment
+) -> Callable[[Case], CaseResult]:
+    return lambda case: run_case(case, stack, workflow, deployment)
+
+
+def write_report(path: Path, doc: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=2, default=str) + "\n")

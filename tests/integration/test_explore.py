@@ -1,0 +1,32 @@
+"""Exploration alone finds a negative control's window and names the node that opens it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.explore.plan import Budget
+from harness.explore.session import explore_workflows
+from harness.manifest import load_manifest
+from harness.plugin import BUNDLED_WORKFLOWS
+from harness.stack.stack import Stack
+
+pytestmark = pytest.mark.integration
+
+
+def test_explore_finds_the_window_of_a_workflow_without_idempotency_key(n8n_stack: Stack) -> None:
+    workflow = load_manifest(Path(BUNDLED_WORKFLOWS) / "broken_no_idempotency_key")
+    lines: list[str] = []
+    [found] = explore_workflows(n8n_stack, [workflow], Budget(cases=1), say=lines.append)
+    trace = found.trace
+    assert trace.control_verdict == "PASS", lines
+    assert [r.node for r in trace.effect_requests] == ["Charge"], trace.requests
+    [outcome] = found.outcomes
+    assert outcome.probe.selector == "broken_no_idempotency_key:r1:after_commit"
+    assert outcome.violation and outcome.verdict is not None
+    assert outcome.verdict.value == "DUPLICATE", outcome.explanation
+    assert len(found.not_run) == 3  # the budget: one case of four
+    report = "\n".join(lines)
+    assert "node 'Charge'" in report and "✗" in report, report
+    assert "-k broken_no_idempotency_key-retry-worker_kill-after_commit" in report, report

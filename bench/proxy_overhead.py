@@ -21,8 +21,8 @@ Writes bench/results/proxy_overhead.json.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -193,7 +193,8 @@ def interception_table(client: dict[str, Any], n8n: dict[str, Any] | None) -> No
 
 def matrix_with_and_without(keyword: str) -> dict[str, Any]:
     bench_dir = str(Path(__file__).resolve().parent)
-    env = {"PYTHONPATH": ":".join(p for p in (bench_dir, *sys.path[1:2]) if p)}
+    # The pytest run loads bench/_no_intercept_plugin.py (-p) from here.
+    env = {"PYTHONPATH": ":".join(p for p in (bench_dir, os.environ.get("PYTHONPATH")) if p)}
     runs = {}
     for label, extra in (("intercepted", []), ("not intercepted", ["-p", "_no_intercept_plugin"])):
         runs[label] = pytest_run(keyword, extra, env)

@@ -29,8 +29,9 @@ from harness.stack.stack import Stack
 HOST = "api.stripe.com"
 PATH = "/v1/customers?limit=1"
 AUTH = {"Authorization": "Bearer sk_test_bench"}
-# As Node's sockets (n8n): without it a kept-alive connection meets Nagle's algorithm and
-# delayed ACKs (a 40 ms stall per request) on one path and not the other.
+# As Node's sockets (n8n). A kept-alive connection straight to a Toxiproxy link still stalls
+# ~40 ms per request here (with or without it; not on new connections, not on mitmproxy's
+# reused connection to the same link): read the keep-alive "direct" figure as an artifact.
 NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 
 

@@ -27,7 +27,7 @@ from _common import PeakMemory, load, table, write_result
 import harness.suite
 
 
-def pytest_run(keyword: str, extra: list[str]) -> dict[str, Any]:
+def pytest_run(keyword: str, extra: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
     runs = Path(tempfile.mkdtemp(prefix="n8n-chaos-bench-matrix-"))
     argv = [sys.executable, "-m", "pytest", harness.suite.__file__, "-p", "no:cacheprovider"]
     argv += ["-q", "-k", keyword, *extra]
@@ -35,7 +35,7 @@ def pytest_run(keyword: str, extra: list[str]) -> dict[str, Any]:
     started = time.monotonic()
     proc = subprocess.Popen(
         argv,
-        env={**os.environ, "N8N_CHAOS_RUNS": str(runs)},
+        env={**os.environ, **(env or {}), "N8N_CHAOS_RUNS": str(runs)},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

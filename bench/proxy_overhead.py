@@ -1,11 +1,19 @@
-"""What Toxiproxy in every link costs: executions per second of webhook -> worker ->
-provider with every hop proxied (client -> main, worker -> provider, n8n -> Postgres and
-Redis) against the same workflow reached and calling out directly (client -> main and
-worker -> provider not proxied; n8n's own Postgres and Redis links stay proxied, since the
-stack is wired that way). Rounds alternate so both see the same load.
+"""What the proxies in the path cost, in one run on one stack:
+
+- Toxiproxy in every link: executions per second of webhook -> worker -> provider with every
+  hop proxied (client -> main, worker -> provider, n8n -> Postgres and Redis) against the
+  same workflow reached and calling out directly (client -> main and worker -> provider not
+  proxied; n8n's own Postgres and Redis links stay proxied, since the stack is wired that
+  way). Rounds alternate so both see the same load.
+- The intercepting proxy (mitmproxy) on outbound requests: the median latency it adds to one
+  request, from a client (keep-alive and new connections) and from n8n (bench/_interception.py).
+- Optionally (--matrix KEYWORD) the wall time of that part of the crash matrix with the
+  stack's interception on and off (``StackConfig.intercept``), one run after the other.
 
     python bench/proxy_overhead.py                      # 3 rounds of 20 s, 4 senders
     python bench/proxy_overhead.py --rounds 5 --seconds 30 --senders 8
+    python bench/proxy_overhead.py --rounds 0 --requests 200 --executions 60 \\
+        --matrix "payment_idempotent and no_fault"
 
 Writes bench/results/proxy_overhead.json.
 """
@@ -13,6 +21,7 @@ Writes bench/results/proxy_overhead.json.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import threading
@@ -23,6 +32,8 @@ from typing import Any
 
 import httpx
 from _common import load, table, write_result
+from _interception import client_latency, n8n_latency, route_to_stripe_fake
+from matrix import pytest_run
 
 from harness.stack.install import Installer
 from harness.stack.stack import Stack, StackConfig
@@ -102,39 +113,26 @@ def drive(url: str, seconds: float, senders: int) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--senders", type=int, default=4)
-    args = parser.parse_args()
+def toxiproxy_rounds(stack: Stack, rounds: int, seconds: float, senders: int) -> list[Any]:
+    provider = stack.require_provider()
+    stack.deploy(email_workflow("bench-proxied", "={{ $env.N8N_CHAOS_UPSTREAM_PROVIDER }}"))
+    stack.deploy(email_workflow("bench-direct", f"http://{provider.address}"))
+    targets = {
+        "proxied": f"{stack.webhook_base_url}/bench-proxied",
+        "direct": f"{stack.main.base_url}/webhook/bench-direct",
+    }
+    for url in targets.values():  # warm up both paths
+        drive(url, 3, 1)
+    results: list[dict[str, Any]] = []
+    for round_no in range(1, rounds + 1):
+        for path, url in targets.items():
+            result = drive(url, seconds, senders)
+            results.append({"path": path, "round": round_no, **result})
+            print(f"round {round_no} {path}: {result['executions_per_s']} exec/s", flush=True)
+    return results
 
-    inst = Installer().install()
-    with tempfile.TemporaryDirectory(prefix="n8n-chaos-bench-runs-") as runs:
-        stack = Stack.start(inst, StackConfig(runs_root=Path(runs)))
-        try:
-            provider = stack.require_provider()
-            proxied = stack.deploy(
-                email_workflow("bench-proxied", "={{ $env.N8N_CHAOS_UPSTREAM_PROVIDER }}")
-            )
-            direct = stack.deploy(email_workflow("bench-direct", f"http://{provider.address}"))
-            targets = {
-                "proxied": f"{stack.webhook_base_url}/bench-proxied",
-                "direct": f"{stack.main.base_url}/webhook/bench-direct",
-            }
-            del proxied, direct
-            for url in targets.values():  # warm up both paths
-                drive(url, 3, 1)
-            results: list[dict[str, Any]] = []
-            for round_no in range(1, args.rounds + 1):
-                for path, url in targets.items():
-                    result = drive(url, args.seconds, args.senders)
-                    results.append({"path": path, "round": round_no, **result})
-                    print(f"round {round_no} {path}: {result['executions_per_s']} exec/s")
-        finally:
-            stack.stop()
+
+def toxiproxy_summary(results: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
     rows = [
         (
             r["path"],
@@ -146,7 +144,7 @@ def main() -> None:
         )
         for r in results
     ]
-    print(f"{args.senders} senders, {args.seconds:.0f} s per round")
+    print(f"Toxiproxy: {args.senders} senders, {args.seconds:.0f} s per round")
     print(table(["path", "round", "exec/s", "median ms", "failures", "load"], rows))
     summary = {
         path: statistics.median(r["executions_per_s"] for r in results if r["path"] == path)
@@ -157,16 +155,91 @@ def main() -> None:
         f"median exec/s: proxied {summary['proxied']}, direct {summary['direct']}"
         + (f"; Toxiproxy costs {overhead:.0%}" if overhead is not None else "")
     )
-    written = write_result(
-        "proxy_overhead",
-        {
-            "senders": args.senders,
-            "seconds": args.seconds,
-            "summary": summary,
-            "overhead": round(overhead, 3) if overhead is not None else None,
-            "runs": results,
-        },
+    return {
+        "senders": args.senders,
+        "seconds": args.seconds,
+        "summary": summary,
+        "overhead": round(overhead, 3) if overhead is not None else None,
+        "runs": results,
+    }
+
+
+def interception_table(client: dict[str, Any], n8n: dict[str, Any] | None) -> None:
+    rows = []
+    for mode in ("keep-alive", "new connection"):
+        m = client[mode]
+        rows.append(
+            (
+                f"client, {mode} ({client['requests']} each)",
+                m["direct_median_ms"],
+                m["intercepted_median_ms"],
+                m["added_median_ms"],
+                f"{client['load_before']}/{client['load_after']}",
+            )
+        )
+    if n8n is not None:
+        rows.append(
+            (
+                f"n8n execution ({n8n['executions']} each)",
+                n8n["direct_median_ms"],
+                n8n["intercepted_median_ms"],
+                n8n["added_median_ms"],
+                f"{n8n['load_before']}/{n8n['load_after']}",
+            )
+        )
+    print("intercepting proxy: median ms per request, direct (Toxiproxy link) vs intercepted")
+    print(table(["path", "direct", "intercepted", "added", "load"], rows))
+
+
+def matrix_with_and_without(keyword: str) -> dict[str, Any]:
+    bench_dir = str(Path(__file__).resolve().parent)
+    # The pytest run loads bench/_no_intercept_plugin.py (-p) from here.
+    env = {"PYTHONPATH": ":".join(p for p in (bench_dir, os.environ.get("PYTHONPATH")) if p)}
+    runs = {}
+    for label, extra in (("intercepted", []), ("not intercepted", ["-p", "_no_intercept_plugin"])):
+        runs[label] = pytest_run(keyword, extra, env)
+        print(f"matrix {label}: {runs[label]['wall_s']} s, {runs[label]['outcome']}", flush=True)
+    on, off = runs["intercepted"]["wall_s"], runs["not intercepted"]["wall_s"]
+    added = round(on / off - 1, 3) if off else None
+    rows = [
+        (label, r["wall_s"], r["outcome"], f"{r['load_before']}/{r['load_after']}")
+        for label, r in runs.items()
+    ]
+    print(f"matrix -k {keyword!r}: interception adds {added:.1%}" if added is not None else "")
+    print(table(["stack", "wall s", "outcome", "load"], rows))
+    return {"keyword": keyword, "added": added, "runs": runs}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--rounds", type=int, default=3, help="Toxiproxy rounds; 0 skips")
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--senders", type=int, default=4)
+    parser.add_argument("--requests", type=int, default=200, help="client requests per path")
+    parser.add_argument("--executions", type=int, default=60, help="n8n executions per path")
+    parser.add_argument("--matrix", metavar="KEYWORD", help="also time this -k with/without")
+    args = parser.parse_args()
+
+    inst = Installer().install()
+    with tempfile.TemporaryDirectory(prefix="n8n-chaos-bench-runs-") as runs:
+        stack = Stack.start(inst, StackConfig(runs_root=Path(runs)))
+        try:
+            toxiproxy = toxiproxy_rounds(stack, args.rounds, args.seconds, args.senders)
+            route_to_stripe_fake(stack)
+            client = client_latency(stack, args.requests)
+            n8n = n8n_latency(stack, args.executions) if args.executions else None
+        finally:
+            stack.stop()
+    data: dict[str, Any] = {}
+    if toxiproxy:
+        data |= toxiproxy_summary(toxiproxy, args)
+    interception_table(client, n8n)
+    data["interception"] = {"client": client, "n8n": n8n}
+    if args.matrix:
+        data["matrix"] = matrix_with_and_without(args.matrix)
+    written = write_result("proxy_overhead", data)
     print(f"written: {written}")
 
 

@@ -74,6 +74,18 @@ class RunContext:
     ) -> ManagedProcess:
         if self.process_factory is not None:
             return self.process_factory(name, argv, env, run_as=run_as, cwd=cwd)
+        return self.host_process(name, argv, env, run_as=run_as, cwd=cwd)
+
+    def host_process(
+        self,
+        name: str,
+        argv: Sequence[str],
+        env: dict[str, str],
+        *,
+        run_as: RunAs | None = None,
+        cwd: Path | None = None,
+    ) -> ManagedProcess:
+        """A child process on this machine, whatever the backend (the run's reaper ends it)."""
         return ManagedProcess(
             name=name,
             argv=argv,

@@ -88,7 +88,7 @@ class StackConfig:
     # The compose backend's n8n image (a user's own); None: the locally built one.
     n8n_image: str | None = None
     # Every n8n process sends its outbound HTTP(S) through the run's intercepting proxy
-    # (harness.stack.intercept; native backend only for now).
+    # (harness.stack.intercept: a process on the host with either backend).
     intercept: bool = True
 
     def validate(self) -> None:
@@ -242,6 +242,8 @@ class Stack:
             if project is not None:
                 stack.containers = project
                 project.set_env("postgres", POSTGRES_PASSWORD=stack.postgres.password)
+                if stack.intercept is not None:  # n8n's containers mount its certificate
+                    stack.intercept.make_ca()
                 progress(f"creating the containers of compose project {project.name}")
                 project.create()
             if template_s:
@@ -530,12 +532,12 @@ def _intercept(
 ) -> InterceptProxy | None:
     """One proxy listener per n8n process; its allowed requests go to that process's own
     link to the provider, so one worker's upstream can still be cut alone."""
-    if not config.intercept or config.backend != "native":
+    if not config.intercept:
         return None
     names = ["main", *(f"worker{i}" for i in range(config.workers))]
     names += ["webhook"] if config.webhook_processor else []
     links = {name: listen.get(f"{name}_{PROVIDER_UPSTREAM}") for name in names}
-    return InterceptProxy(
+    return InterceptProxy.for_run(
         run,
         {name: (free_port(), f"{HOST}:{port}" if port else None) for name, port in links.items()},
         python,

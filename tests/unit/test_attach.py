@@ -8,6 +8,8 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -24,7 +26,13 @@ from harness.stack.attach import (
     serve_processes,
     shape_differences,
 )
+from harness.stack.attach.client import _intercept as attached_intercept
+from harness.stack.attach.server import _state as server_state
+from harness.stack.intercept.journal import JournalEntry, JournalWriter
+from harness.stack.intercept.launcher import InterceptProxy
+from harness.stack.n8n_api import Owner
 from harness.stack.process import ManagedProcess
+from harness.stack.run import RunContext
 from harness.stack.stack import StackConfig
 
 
@@ -172,3 +180,79 @@ def test_shape_compares_what_a_case_sees() -> None:
     # A field the stack's harness did not know counts as its default.
     older = {k: v for k, v in base.items() if k != "webhook_processor"}
     assert shape_differences(older, base) == []
+
+
+def _owners_proxy(run_dir: Path, registry: Registry) -> InterceptProxy:
+    """The owner's intercepting proxy handle (its process a stand-in ``sleep``)."""
+    run = RunContext(run_id="test-run", run_dir=run_dir, reaper=registry)  # type: ignore[arg-type]
+    (run_dir / "logs").mkdir(exist_ok=True)
+    listeners = {"main": (41001, None), "worker0": (41002, "127.0.0.1:42002")}
+    proxy = InterceptProxy.for_run(run, listeners, Path("/venv/bin/python"))
+    proxy.process = ManagedProcess(
+        name="intercept",
+        argv=["sleep", "60"],
+        env={"PATH": os.environ["PATH"]},
+        log_path=run_dir / "logs" / "intercept.log",
+        run_id="test-run",
+        registry=registry,
+    )
+    proxy.prepare()
+    return proxy
+
+
+def _state_of(proxy: InterceptProxy, run_dir: Path, sock: Path) -> dict[str, Any]:
+    """attach.json as the owner writes it, for a stack whose only part is the proxy."""
+    stack = SimpleNamespace(
+        run=SimpleNamespace(run_id="test-run", run_dir=run_dir, reaper=SimpleNamespace(pid=1)),
+        config=StackConfig(),
+        postgres=SimpleNamespace(port=1, password="pw", base_dir=run_dir),
+        redis=SimpleNamespace(port=2),
+        toxiproxy_server=SimpleNamespace(port=3),
+        provider=None,
+        intercept=proxy,
+        links={},
+        listen_ports={},
+        n8n_processes=[],
+        owner=Owner("o@example.com", "pw", "key"),
+        ledger_credential_id="1",
+        processes=[proxy.process],
+    )
+    state: dict[str, Any] = json.loads(json.dumps(server_state(stack, sock, None)))  # type: ignore[arg-type]
+    return state
+
+
+def test_an_attached_run_gets_the_owners_proxy_not_a_second_one(short_dir: Path) -> None:
+    registry = Registry()
+    owned = _owners_proxy(short_dir, registry)
+    owned.process.start()
+    sock = short_dir / "attach.sock"
+    serving = serve_processes(sock, ProcessOwner("test-run", [owned.process]))
+    try:
+        state = _state_of(owned, short_dir, sock)
+        attached = attached_intercept(state, OwnerClient(sock, os.getpid()), "test-run")
+        assert attached is not None
+        # The same listeners (so the same env for n8n), files and CA as the owner's.
+        assert attached.addresses == owned.addresses
+        assert attached.env_for("worker0") == owned.env_for("worker0")
+        assert attached.ca_cert == owned.ca_cert
+        assert attached.config == owned.config
+        # Its host map is the one the owner's proxy rereads; its journal the one it writes.
+        attached.set_hosts(["API.Stripe.com"])
+        assert json.loads(owned.config.hosts_file.read_text()) == {"hosts": ["api.stripe.com"]}
+        entry = JournalEntry(
+            1.0, "worker0", "POST", "https", "api.stripe.com", "/", 200, "forwarded"
+        )
+        JournalWriter(owned.config.journal).append(entry)
+        assert attached.journal() == [entry]
+        # Its process is the owner's, driven through the owner: nothing is started here.
+        assert isinstance(attached.process, RemoteProcess)
+        assert attached.process.pid == owned.process.pid and registry.live == {owned.process.pid}
+        assert attached.process.log_path == owned.process.log_path
+    finally:
+        serving.close()
+        owned.process.stop(grace_s=1)
+
+
+def test_a_warm_stack_without_interception_attaches_without_a_proxy(short_dir: Path) -> None:
+    state = {"intercept": None, "run_dir": str(short_dir)}
+    assert attached_intercept(state, OwnerClient(short_dir / "s", 1), "r") is None

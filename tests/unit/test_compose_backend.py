@@ -13,7 +13,8 @@ import pytest
 from harness.errors import ConfigError
 from harness.stack import reaper
 from harness.stack.docker.container import ContainerProcess
-from harness.stack.docker.project import ComposeProject, service_spec
+from harness.stack.docker.project import CONTAINER_CA_CERT, ComposeProject, service_spec
+from harness.stack.intercept.launcher import InterceptProxy
 from harness.stack.run import RunContext
 from harness.stack.stack import StackConfig
 
@@ -172,3 +173,40 @@ def test_reaper_removes_the_containers_of_a_run_that_has_them(
     monkeypatch.setattr("sys.stdin", io.StringIO(f"{reaper.DONE}\n"))
     assert reaper.main(["reaper", "run-2"]) == 0
     assert removed == ["run-1"]
+
+
+def test_n8n_containers_go_through_the_hosts_proxy_and_trust_its_ca(tmp_path: Path) -> None:
+    """The container's env is the native process's (proxy variables, outbound mode), with the
+    CA file bind-mounted read-only where NODE_EXTRA_CA_CERTS points inside the container."""
+    project = _project(tmp_path)
+    project.run.process_factory = project.process  # as ComposeProject.for_run sets it
+    proxy = InterceptProxy.for_run(
+        project.run, {"worker0": (41002, "127.0.0.1:42002")}, Path("/py")
+    )
+    native = proxy.env_for("worker0")
+    project.process("worker0", ["/node", "/n8n", "worker"], {"N8N_PORT": "5", **native})
+    spec = project.specs["worker0"]
+    proxy_vars = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+    for var in (*proxy_vars, *(v.lower() for v in proxy_vars), "N8N_OUTBOUND_PROXY_MODE"):
+        assert spec["environment"][var] == native[var], var
+    assert spec["environment"]["HTTPS_PROXY"] == "http://127.0.0.1:41002"
+    assert spec["environment"]["NODE_EXTRA_CA_CERTS"] == CONTAINER_CA_CERT
+    assert spec["volumes"] == [
+        {
+            "type": "bind",
+            "source": str(proxy.ca_cert),
+            "target": CONTAINER_CA_CERT,
+            "read_only": True,
+        }
+    ]
+    worker = project.render().split("  worker0:\n", 1)[1]
+    assert f'"source": "{proxy.ca_cert}"' in worker and '"read_only": true' in worker
+    # The intercepting proxy itself is a process on the host, not a container of the project.
+    assert proxy.process.argv[1:3] == ["-m", "harness.stack.intercept.server"]
+    assert not isinstance(proxy.process, ContainerProcess)
+    assert set(project.specs) == {"worker0"}
+
+
+def test_a_part_without_the_proxy_gets_no_mount() -> None:
+    spec = service_spec("main", ["/node", "/n8n", "start"], {"N8N_PORT": "5"})
+    assert "volumes" not in spec and "NODE_EXTRA_CA_CERTS" not in spec["environment"]

@@ -110,3 +110,24 @@ def test_the_proxy_side_type_checks_against_the_venvs_mitmproxy(venv_python: Pat
         check=False,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+
+
+def test_the_ca_is_made_before_the_proxy_starts(venv_python: Path, tmp_path: Path) -> None:
+    """What the compose backend does before creating its containers (they mount the
+    certificate): the CA exists, its certificate readable by a container's other user,
+    its key by this user only; a second call keeps it."""
+    from harness.stack.intercept.launcher import InterceptProxy
+    from harness.stack.run import RunContext
+
+    (tmp_path / "logs").mkdir()
+    run = RunContext(run_id="r", run_dir=tmp_path, reaper=None)  # type: ignore[arg-type]
+    proxy = InterceptProxy.for_run(run, {"main": (41001, None)}, venv_python)
+    proxy.make_ca()
+    assert proxy.ca_cert.read_text().startswith("-----BEGIN CERTIFICATE-----")
+    assert proxy.ca_cert.stat().st_mode & 0o777 == 0o644
+    key = proxy.config.confdir / "mitmproxy-ca.pem"
+    assert key.stat().st_mode & 0o777 == 0o600
+    made = proxy.ca_cert.read_bytes()
+    proxy.make_ca()
+    assert proxy.ca_cert.read_bytes() == made
+    assert proxy.process.pid is None  # the proxy itself was not started

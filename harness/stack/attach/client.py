@@ -34,6 +34,8 @@ from harness.stack.attach.protocol import (
 )
 from harness.stack.deploy import DeployedWorkflow
 from harness.stack.install import Installation
+from harness.stack.intercept.config import ProxyConfig
+from harness.stack.intercept.launcher import InterceptProxy
 from harness.stack.n8n import N8nProcess, Role, SharedEnv
 from harness.stack.n8n_api import N8nApi, Owner
 from harness.stack.postgres import PostgresServer
@@ -199,6 +201,8 @@ class AttachedStack(Stack):
             if self.provider is not None:
                 self.provider.control.clear_faults()
                 self.provider.restore_ttl()
+            if self.intercept is not None:  # no host is left mapped to a fake
+                self.intercept.set_hosts([])
         if self.api is not None:
             self.api.close()
         self.toxiproxy.close()
@@ -407,6 +411,7 @@ def _rebuild(
         for p in state["n8n"]
     }
     owner = Owner(**state["owner"])
+    intercept = _intercept(state, client, run_id)
     stack = AttachedStack(
         config=config,
         run=RunContext(run_id=run_id, run_dir=own_dir, reaper=reaper),
@@ -424,6 +429,7 @@ def _rebuild(
         owner=owner,
         api=N8nApi(n8n["main"].base_url, owner.api_key),
         ledger_credential_id=str(state["ledger_credential_id"]),
+        intercept=intercept,
         owner_state=state,
         lock=lock,
     )
@@ -432,6 +438,17 @@ def _rebuild(
     for part in parts:
         part.process = RemoteProcess(client, part.process.name, part.process.log_path, run_id)
     return stack
+
+
+def _intercept(state: dict[str, Any], client: OwnerClient, run_id: str) -> InterceptProxy | None:
+    """The owner's intercepting proxy: its host map, journal, listeners and CA, driven like
+    the other processes through the owner (None: the warm stack runs without one)."""
+    config = state.get("intercept")
+    if config is None:
+        return None
+    log = state.get("logs", {}).get("intercept") or Path(state["run_dir"]) / "logs/intercept.log"
+    process = RemoteProcess(client, "intercept", Path(log), run_id)
+    return InterceptProxy(ProxyConfig.from_dict(config), process)
 
 
 def _role(value: str) -> Role:

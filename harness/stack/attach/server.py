@@ -190,6 +190,9 @@ def _state(stack: Stack, sock: Path, runner_sock: Path | None) -> dict[str, Any]
             "control_port": provider.control_port,
             "settings": dataclasses.asdict(provider.settings),
         },
+        # The intercepting proxy's files and listeners: an attached run sets its host map
+        # and reads its journal (the owner's proxy; no second one is started).
+        "intercept": None if stack.intercept is None else stack.intercept.config.as_dict(),
         "links": stack.links,
         "listen_ports": stack.listen_ports,
         "n8n": [

@@ -44,6 +44,9 @@ _N8N_HEALTH = (
     "+'/healthz/readiness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 )
 _COMPOSE_TIMEOUT_S = 180.0
+# Where an n8n container finds the run's intercepting-proxy CA (NODE_EXTRA_CA_CERTS).
+_CA_VARIABLE = "NODE_EXTRA_CA_CERTS"
+CONTAINER_CA_CERT = "/etc/n8n-chaos/intercept-ca.pem"
 
 
 def local_n8n_image(n8n_version: str) -> str:
@@ -87,7 +90,15 @@ def service_spec(name: str, argv: Sequence[str], env: dict[str, str]) -> dict[st
         return {"command": args, "environment": {**env, **control}}
     # n8n: argv is [node, n8n, ROLE...]; the image's entrypoint runs `n8n ROLE...`.
     environment = {k: v for k, v in env.items() if k not in _HOST_ONLY_ENV}
-    return {"command": list(argv[2:]), "environment": environment}
+    spec: dict[str, Any] = {"command": list(argv[2:]), "environment": environment}
+    if ca_cert := environment.get(_CA_VARIABLE):
+        # The intercepting proxy runs on the host (harness.stack.intercept); the container
+        # trusts the run's CA from the same file, mounted alone and read-only.
+        environment[_CA_VARIABLE] = CONTAINER_CA_CERT
+        spec["volumes"] = [
+            {"type": "bind", "source": ca_cert, "target": CONTAINER_CA_CERT, "read_only": True}
+        ]
+    return spec
 
 
 def _yaml_value(value: Any) -> str:
@@ -212,6 +223,8 @@ class ComposeProject:
                 "labels": {RUN_LABEL: self.run.run_id, "n8n-chaos.part": part},
                 "command": spec["command"],
             }
+            if "volumes" in spec:
+                service["volumes"] = spec["volumes"]
             if part not in BACKING:
                 service["image"] = self.n8n_image
                 service["healthcheck"] = {

@@ -10,6 +10,7 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 # Added to every forwarded request: which n8n process's listener it came in on.
 VIA_HEADER = "X-N8n-Chaos-Via"
@@ -40,24 +41,30 @@ class ProxyConfig:
         """The run's CA certificate (made by the proxy process at start): n8n trusts it."""
         return self.confdir / f"{CA_BASENAME}-ca-cert.pem"
 
-    def write(self, path: Path) -> None:
-        data = {
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON: the proxy's config file, and what an attached run rebuilds from."""
+        return {
             "confdir": str(self.confdir),
             "hosts_file": str(self.hosts_file),
             "journal": str(self.journal),
             "listeners": [asdict(listener) for listener in self.listeners],
         }
-        path.write_text(json.dumps(data, indent=2) + "\n")
 
     @classmethod
-    def read(cls, path: Path) -> ProxyConfig:
-        data = json.loads(path.read_text())
+    def from_dict(cls, data: dict[str, Any]) -> ProxyConfig:
         return cls(
             confdir=Path(data["confdir"]),
             hosts_file=Path(data["hosts_file"]),
             journal=Path(data["journal"]),
             listeners=tuple(Listener(**item) for item in data["listeners"]),
         )
+
+    def write(self, path: Path) -> None:
+        path.write_text(json.dumps(self.as_dict(), indent=2) + "\n")
+
+    @classmethod
+    def read(cls, path: Path) -> ProxyConfig:
+        return cls.from_dict(json.loads(path.read_text()))
 
 
 def write_hosts(path: Path, hosts: set[str] | frozenset[str] | list[str]) -> None:

@@ -34,7 +34,10 @@ def make_ca(confdir: Path) -> Path:
     for key_file in (f"{CA_BASENAME}-ca.pem", f"{CA_BASENAME}-ca.p12"):
         if (confdir / key_file).exists():
             (confdir / key_file).chmod(0o600)
-    return confdir / f"{CA_BASENAME}-ca-cert.pem"
+    cert = confdir / f"{CA_BASENAME}-ca-cert.pem"
+    # Public, and read by n8n containers whose user is not this one (bind-mounted alone).
+    cert.chmod(0o644)
+    return cert
 
 
 def core_options(config: ProxyConfig) -> Options:
@@ -69,10 +72,12 @@ async def serve(config: ProxyConfig) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="n8n-chaos intercepting proxy")
     parser.add_argument("--config", type=Path, required=True)
+    parser.add_argument("--make-ca", action="store_true", help="make the CA only, then exit")
     args = parser.parse_args(argv)
     config = ProxyConfig.read(args.config)
     make_ca(config.confdir)
-    asyncio.run(serve(config))
+    if not args.make_ca:
+        asyncio.run(serve(config))
 
 
 if __name__ == "__main__":

@@ -133,7 +133,8 @@ def route_upstreams(stack: Stack, workflow: WorkflowUnderTest) -> None:
     elif configs:
         raise ConfigError(
             f"{workflow.name}: its upstreams need the intercepting proxy, which this stack "
-            "does not run (native backend, a stack started by this harness version)"
+            "does not run (StackConfig.intercept is off, or an `up` of an older harness "
+            "version: restart it)"
         )
 
 

@@ -77,6 +77,8 @@ FILLABLE: dict[str, Callable[[FillContext], dict[str, Any]]] = {
     "airtableTokenApi": lambda ctx: {"accessToken": f"pat{ctx.secret}"},
     "sendGridApi": lambda ctx: {"apiKey": f"SG.{ctx.secret}"},
     "pipedriveApi": lambda ctx: {"apiToken": ctx.secret},
+    # HubSpot's private-app token (the HTTP Request node's predefined type for api.hubapi.com).
+    "hubspotAppToken": lambda ctx: {"appToken": f"pat-na1-{ctx.secret}"},
 }
 
 

@@ -121,6 +121,8 @@ def test_every_fillable_type_fills_without_secrets_shared_between_runs() -> None
     # What n8n's public API accepts on create: no hidden fields such as oauthTokenData.
     assert "oauthTokenData" not in FILLABLE["gmailOAuth2"](one)
     assert FILLABLE["oAuth2Api"](one)["grantType"] == "clientCredentials"
+    # Only the fields of n8n's type (HubspotAppToken.credentials: appToken).
+    assert set(FILLABLE["hubspotAppToken"](one)) == {"appToken"}
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,8 @@ class MailHandler:
     def __init__(self, runtime: ProviderRuntime) -> None:
         self.runtime = runtime
         self.pipeline = EffectPipeline(runtime)
+        # Attempts that outlive their session (kept referenced until they end).
+        self._orphans: set[asyncio.Task[Any]] = set()
 
     def upstream(self) -> Upstream:
         configured = (u for u in self.runtime.upstreams.values() if u.fake == "mail")
@@ -85,7 +87,16 @@ class MailHandler:
                 objects=[ObjectRow(upstream.host, "email", email_id, document, now)],
             )
 
-        response = await self.pipeline.run(start, effect_result)
+        # aiosmtpd cancels the handler when the client's connection is lost (a killed n8n
+        # worker): the attempt still runs to its end, as a held HTTP request does, so a held
+        # barrier ends and the attempt is settled instead of staying in flight forever.
+        attempt = asyncio.ensure_future(self.pipeline.run(start, effect_result))
+        try:
+            response = await asyncio.shield(attempt)
+        except asyncio.CancelledError:
+            self._orphans.add(attempt)
+            attempt.add_done_callback(self._orphans.discard)
+            raise
         if isinstance(response, DroppedConnection):
             transport: Any = server.transport
             if transport is not None:

@@ -8,6 +8,10 @@
 - GET <path> answers {"results": [records posted to <path>], "has_more": false}, filtered by
   query parameters that name record fields; GET <path>/<id> answers one record (404 if the
   collection has records but not that one). A `reads` route answers the same listing.
+- A read of <path>/search lists <path> (a CRM's search endpoint, e.g. HubSpot's
+  POST /crm/v3/objects/deals/search), filtered by query parameters and by the EQ filters of a
+  JSON body's `filterGroups` (HubSpot's search body); a field is looked up in the record and
+  under its `properties`.
 - With `idempotency_header`, a repeated header value replays the first answer (pipeline).
 """
 
@@ -89,6 +93,8 @@ class RecordFake:
 
     async def _read(self, upstream: Upstream, inbound: UpstreamRequest) -> Response:
         path = inbound.path.rstrip("/") or "/"
+        if path.endswith("/search"):
+            return await self._search(upstream, path.removesuffix("/search") or "/", inbound)
         here = await self.runtime.db(lambda store: store.objects(upstream.host, path))
         parent, _, last = path.rpartition("/")
         if not here and parent:
@@ -104,6 +110,39 @@ class RecordFake:
             if name in known:
                 records = [r for r in records if _text(r.get(name)) == value]
         return JSONResponse({"results": records, "has_more": False})
+
+    async def _search(
+        self, upstream: Upstream, collection: str, inbound: UpstreamRequest
+    ) -> Response:
+        rows = await self.runtime.db(lambda store: store.objects(upstream.host, collection))
+        documents = [row.document for row in rows]
+        known = {name for d in documents for name in (*d, *(d.get("properties") or {}))}
+        # Query parameters filter when they name a field (not paging: limit, after, ...).
+        wanted = [(n, v) for n, v in inbound.query if n in known]
+        wanted += _eq_filters(inbound.params)
+        records = [d for d in documents if all(_text(_field(d, n)) == v for n, v in wanted)]
+        return JSONResponse({"results": records, "has_more": False})
+
+
+def _eq_filters(params: Any) -> list[tuple[str, str]]:
+    """The EQ filters of a HubSpot-style search body:
+    {"filterGroups": [{"filters": [{"propertyName": p, "operator": "EQ", "value": v}]}]}."""
+    groups = params.get("filterGroups") if isinstance(params, dict) else None
+    found = []
+    for group in groups if isinstance(groups, list) else []:
+        filters = group.get("filters") if isinstance(group, dict) else None
+        for item in filters if isinstance(filters, list) else []:
+            if isinstance(item, dict) and item.get("operator", "EQ") == "EQ":
+                found.append((str(item.get("propertyName")), _text(item.get("value"))))
+    return found
+
+
+def _field(record: dict[str, Any], name: str) -> Any:
+    """A record's field, or the one under its ``properties`` (HubSpot, Notion)."""
+    if name in record:
+        return record[name]
+    properties = record.get("properties")
+    return properties.get(name) if isinstance(properties, dict) else None
 
 
 def render(template: RouteTemplate, fields: dict[str, Any]) -> StoredResponse:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import smtplib
+import socket
+import struct
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -112,3 +114,52 @@ async def test_barrier_holds_a_message_at_committed(mail: MailFake) -> None:
     assert not sending.done()
     await mail.control.post(f"/_control/barriers/{barrier_id}/release")
     assert await sending == {}
+
+
+def _hand_over(port: int, subject: str) -> socket.socket:
+    """A client that hands over a message and does not wait for the answer."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    lines = sock.makefile("rwb")
+    lines.readline()  # 220
+    for command in (b"HELO w", b"MAIL FROM:<shop@x.test>", b"RCPT TO:<ada@x.test>", b"DATA"):
+        lines.write(command + b"\r\n")
+        lines.flush()
+        while lines.readline()[3:4] == b"-":
+            pass
+    lines.write(f"Subject: {subject}\r\n\r\nThanks.\r\n.\r\n".encode())
+    lines.flush()
+    return sock
+
+
+def _vanish(sock: socket.socket) -> None:
+    """Die as a killed n8n worker does: the kernel resets the connection."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()
+
+
+async def test_a_held_message_whose_client_vanished_still_ends(mail: MailFake) -> None:
+    """aiosmtpd cancels a session's handler when its connection is lost; the held attempt must
+    still run to its end once released (as a held HTTP request does), or the provider stays
+    busy with it forever and the case never settles."""
+    await mail.control.post("/_control/faults", json={"kind": "error_before_commit"})
+    armed = await mail.control.post(
+        "/_control/barriers", json={"reference": "E-1", "point": "received"}
+    )
+    barrier_id = armed.json()["id"]
+    sock = await asyncio.to_thread(_hand_over, mail.port, "Order E-1")
+    reached = await mail.control.post(
+        f"/_control/barriers/{barrier_id}/wait", params={"timeout": 5}
+    )
+    assert reached.json()["state"] == "holding"
+    _vanish(sock)
+    await asyncio.sleep(0.2)  # the server sees the connection lost while it holds
+    await mail.control.post(f"/_control/barriers/{barrier_id}/release")
+    for _ in range(100):
+        [attempt] = (await mail.control.get("/_control/attempts")).json()
+        if attempt["outcome"] != "in_flight":
+            break
+        await asyncio.sleep(0.05)
+    assert attempt["outcome"] != "in_flight"
+    assert await mail.commits() == []
+    barrier = (await mail.control.get(f"/_control/barriers/{barrier_id}")).json()
+    assert barrier["ended_at"] is not None

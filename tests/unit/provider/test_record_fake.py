@@ -150,3 +150,33 @@ async def test_configured_effects_and_faults(inproc: InProcessProvider) -> None:
     assert commit["effect"] == "invoice"
     listed = await send(inproc, "GET", "/notes", "api.acme.test")
     assert [r["ref"] for r in listed.json()["results"]] == ["I-1"]
+
+
+async def test_a_search_route_lists_its_collection_by_filters(inproc: InProcessProvider) -> None:
+    """A CRM's "search then create" guard meets what was recorded (HubSpot's search body)."""
+    hubspot = Upstream(
+        "api.hubapi.com",
+        "record",
+        ReferenceSource("json", "/properties/order_id"),
+        effects=(Route("POST", "/crm/v3/objects/deals"),),
+        reads=(Route("POST", "/crm/v3/objects/deals/search"),),
+    )
+    await configure(inproc, hubspot)
+
+    def search(order: str) -> dict[str, Any]:
+        eq = {"propertyName": "order_id", "operator": "EQ", "value": order}
+        return {"filterGroups": [{"filters": [eq]}], "limit": 1}
+
+    path = "/crm/v3/objects/deals"
+    before = await send(inproc, "POST", f"{path}/search", "api.hubapi.com", json=search("A-1"))
+    assert before.json()["results"] == []
+    for order in ("A-1", "B-2"):
+        deal = {"properties": {"order_id": order, "dealname": f"Order {order}"}}
+        await send(inproc, "POST", path, "api.hubapi.com", json=deal)
+    found = await send(inproc, "POST", f"{path}/search", "api.hubapi.com", json=search("B-2"))
+    assert [r["properties"]["order_id"] for r in found.json()["results"]] == ["B-2"]
+    by_query = await send(
+        inproc, "GET", f"{path}/search", "api.hubapi.com", params={"order_id": "A-1", "limit": "5"}
+    )
+    assert [r["properties"]["order_id"] for r in by_query.json()["results"]] == ["A-1"]
+    assert [c["reference"] for c in await inproc.commits()] == ["A-1", "B-2"]

@@ -237,6 +237,9 @@ def what_n8n_does() -> str:
     for path in sorted((ROOT / "bench" / "results").glob("findings-*/findings.json")):
         doc = json.loads(path.read_text())
         link = path.relative_to(ROOT).with_name("findings.md").as_posix()
+        for version, state in sorted(doc["versions"].items()):
+            if not state.get("ran"):
+                rows.append(f"| (every probe) | {version} | not run | {state.get('error')} |")
         for name, probe in sorted(doc["probes"].items()):
             for version, result in sorted(probe["results"].items()):
                 why = str(result.get("why", "")).replace("|", "/")

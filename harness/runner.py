@@ -183,9 +183,10 @@ def run_case(
             run.heal()
             reset_stack(stack)
     with record.phase("collect"):
-        evidence = collect(run, plan, point, settled)
+        intercepted = _intercepted(run)  # read once: the verdict and the file use it
+        evidence = collect(run, plan, point, settled, intercepted)
         judgement = judge(evidence)
-    _finish(record, run, evidence, judgement, log_marks)
+    _finish(record, run, evidence, judgement, log_marks, intercepted)
     if failure is not None and not isinstance(failure, KeyboardInterrupt):
         # The terminal, the report and this file say the same: no verdict, a harness error
         # (what the oracle made of what was seen is kept beside it).
@@ -285,8 +286,15 @@ def _effect_id(attempt: DeliveryAttempt, workflow: WorkflowUnderTest) -> str | N
         return None
 
 
-def collect(run: CaseRun, plan: DeliveryPlan, point: CrashPoint, settled: SettleResult) -> Evidence:
+def collect(
+    run: CaseRun,
+    plan: DeliveryPlan,
+    point: CrashPoint,
+    settled: SettleResult,
+    intercepted: Sequence[JournalEntry] = (),
+) -> Evidence:
     wut = run.workflow
+    rows = run.executions()
     control = run.stack.require_provider().control
     effect = wut.effect_kind  # "" for a workflow judged through its upstreams' fakes
     in_window = [c for c in control.commits() if c.committed_at >= run.started_at]
@@ -328,12 +336,12 @@ def collect(run: CaseRun, plan: DeliveryPlan, point: CrashPoint, settled: Settle
         error_workflow_runs=_error_runs(run) if not effect_possible else None,
         settled=settled.settled,
         live_executions=settled.live,
-        execution_ids=[e["id"] for e in run.executions()],
-        node_failures=_node_failures(run),
+        execution_ids=[e["id"] for e in rows],
+        node_failures=_node_failures(run, rows),
         control=run.case.scenario.is_control,
         refused_requests=[
             f"{e.method} {e.scheme}://{e.host}{e.path} (by {e.listener})"
-            for e in _intercepted(run)
+            for e in intercepted
             if e.outcome != "forwarded" and e.outcome != "loopback"
         ],
     )
@@ -346,13 +354,13 @@ def _intercepted(run: CaseRun) -> list[JournalEntry]:
     return [e for e in run.stack.intercept.journal() if e.time >= run.started_at]
 
 
-def _node_failures(run: CaseRun) -> list[str]:
-    """What n8n says stopped each failed execution of the case (its node and error)."""
+def _node_failures(run: CaseRun, rows: list[dict[str, Any]]) -> list[str]:
+    """What n8n says stopped each failed execution among ``rows`` (its node and error)."""
     api = run.stack.api
     if api is None:
         return []
     lines = []
-    for row in run.executions():
+    for row in rows:
         if row["status"] in ("error", "crashed"):
             with suppress(HarnessError, httpx.HTTPError):
                 failure = api.node_failure(row["id"])
@@ -394,6 +402,7 @@ def _finish(
     evidence: Evidence,
     judgement: Judgement,
     log_marks: dict[str, int],
+    intercepted: Sequence[JournalEntry],
 ) -> None:
     """Write everything a failed case needs to be understood (and re-judged offline)."""
     control = run.stack.require_provider().control
@@ -408,7 +417,7 @@ def _finish(
         evidence=evidence.to_json(),
         history=run.history.to_json(),
         journal=run.journal.to_json(),
-        intercepted=[asdict(e) for e in _intercepted(run)],
+        intercepted=[asdict(e) for e in intercepted],
         provider_attempts=[
             a.__dict__ | {"outcome": str(a.outcome)} for a in control.attempts(reference=run.key)
         ],

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.contract import WORKFLOW_CAPABILITIES
 from harness.crashpoints import CRASHPOINTS, CrashPoint
@@ -27,6 +27,8 @@ from harness.faults import FAULTS, Fault
 from harness.manifest import Promise, WorkflowUnderTest
 from harness.oracle import Verdict
 from harness.registry import Registry
+
+T = TypeVar("T")
 
 PASS = frozenset({Verdict.PASS})
 CAUGHT = frozenset({Verdict.DUPLICATE, Verdict.LOST})
@@ -90,24 +92,30 @@ def pairs(plan: DeliveryPlan, fault: Fault, crashpoint: CrashPoint) -> bool:
     return any(wanted <= offered for wanted in plan.accepts)
 
 
+def _each(registry: Registry[T]) -> dict[str, T]:
+    """One instance of every registered plug-in of a family, by name."""
+    return {name: registry.create(name) for name in registry.names()}
+
+
 def check_pairings() -> None:
     """Every trait a plug-in names is offered by some registered plug-in, and every workflow
     need is a known capability: a misspelt trait would silently drop cases."""
-    offered = {
-        "fault": {t for f in map(FAULTS.create, FAULTS.names()) for t in f.offers},
-        "crash point": {t for p in map(CRASHPOINTS.create, CRASHPOINTS.names()) for t in p.offers},
-        "delivery plan": {t for d in map(DELIVERIES.create, DELIVERIES.names()) for t in d.offers},
-    }
-    window = offered["fault"] | offered["crash point"]
-    for name in FAULTS.names():
-        fault = FAULTS.create(name)
-        _known(FAULTS, name, "needs_window", fault.needs_window, offered["crash point"])
-        _known(FAULTS, name, "needs_plan", fault.needs_plan, offered["delivery plan"])
+    _check(_each(DELIVERIES), _each(FAULTS), _each(CRASHPOINTS))
+
+
+def _check(
+    plans: dict[str, DeliveryPlan], faults: dict[str, Fault], points: dict[str, CrashPoint]
+) -> None:
+    by_plan = {t for d in plans.values() for t in d.offers}
+    by_point = {t for p in points.values() for t in p.offers}
+    window = {t for f in faults.values() for t in f.offers} | by_point
+    for name, fault in faults.items():
+        _known(FAULTS, name, "needs_window", fault.needs_window, by_point)
+        _known(FAULTS, name, "needs_plan", fault.needs_plan, by_plan)
         _known(FAULTS, name, "needs", fault.needs, WORKFLOW_CAPABILITIES)
-    for name in CRASHPOINTS.names():
-        _known(CRASHPOINTS, name, "needs", CRASHPOINTS.create(name).needs, WORKFLOW_CAPABILITIES)
-    for name in DELIVERIES.names():
-        plan = DELIVERIES.create(name)
+    for name, point in points.items():
+        _known(CRASHPOINTS, name, "needs", point.needs, WORKFLOW_CAPABILITIES)
+    for name, plan in plans.items():
         for wanted in plan.accepts or ():
             _known(DELIVERIES, name, "accepts", wanted, window)
         _known(DELIVERIES, name, "needs", plan.needs, WORKFLOW_CAPABILITIES)
@@ -131,14 +139,12 @@ def _known(
 
 def scenarios() -> list[Scenario]:
     """Every pairing the registered plug-ins accept, in a stable order."""
-    check_pairings()
+    plans, faults, points = _each(DELIVERIES), _each(FAULTS), _each(CRASHPOINTS)
+    _check(plans, faults, points)
     found = []
-    for plan_name, fault_name, point_name in itertools.product(
-        DELIVERIES.names(), FAULTS.names(), CRASHPOINTS.names()
+    for (plan_name, plan), (fault_name, fault), (point_name, point) in itertools.product(
+        plans.items(), faults.items(), points.items()
     ):
-        plan = DELIVERIES.create(plan_name)
-        fault = FAULTS.create(fault_name)
-        point = CRASHPOINTS.create(point_name)
         if not pairs(plan, fault, point):
             continue
         baseline = "baseline" in plan.offers

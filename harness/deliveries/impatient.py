@@ -18,6 +18,7 @@ import time
 from typing import TYPE_CHECKING
 
 from fake_providers.payment import CrashPoint as ProviderPoint
+from harness.crashpoints.base import REACH_S, hold_at
 from harness.deliveries.base import Plan, max_overlap, register
 from harness.workload import BackgroundDelivery, DeliveryAttempt
 
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
     from harness.contract import CaseWorld
 
 GIVE_UP_S = 5.0  # the sender's own timeout per attempt, far below the held work
-HOLD_S = 90.0  # the provider's own limit on the hold, never reached: the plan releases
-REACH_S = 60.0  # how long the first effect request may take to commit
 RETRY_ANSWERED_S = 60.0  # how long the retry may take to be answered
 
 
@@ -43,7 +42,7 @@ class Impatient(Plan):
 
     def start(self, run: CaseWorld) -> BackgroundDelivery:
         self.run = run
-        held = run.provider.arm_barrier(None, ProviderPoint.COMMITTED, HOLD_S, reference=run.key)
+        held = hold_at(run, ProviderPoint.COMMITTED)  # released by the plan, never by expiry
         sender = run.start_delivery(retry=True, attempt_timeout_s=GIVE_UP_S)
 
         def overlap_then_release() -> None:
@@ -72,12 +71,13 @@ class Impatient(Plan):
         if self.run is None:
             return None
         rows = self.run.executions()
+        overlap = max_overlap(rows)
         retried = _answered_retries(self.run)
-        if max_overlap(rows) < 2 or not retried:
+        if overlap < 2 or not retried:
             return None
         return (
             f"the sender gave up after {GIVE_UP_S:.0f} s and sent again; n8n's rows show "
-            f"{max_overlap(rows)} of {len(rows)} executions running at one instant; the retry "
+            f"{overlap} of {len(rows)} executions running at one instant; the retry "
             f"was answered {retried[0].status}"
         )
 

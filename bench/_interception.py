@@ -17,13 +17,13 @@ import socket
 import ssl
 import statistics
 import time
-import uuid
 from typing import Any
 
 import httpx
 from _common import load
 
 from fake_providers.upstreams import Upstream
+from harness.minimal_workflow import webhook_then_http
 from harness.stack.stack import Stack
 
 HOST = "api.stripe.com"
@@ -115,30 +115,7 @@ def _get_workflow(path: str, url: str, headers: dict[str, str]) -> dict[str, Any
         },
         "options": {"response": {"response": {"fullResponse": True, "neverError": True}}},
     }
-    return {
-        "name": f"bench {path}",
-        "nodes": [
-            {
-                "id": str(uuid.uuid4()),
-                "name": "Webhook",
-                "type": "n8n-nodes-base.webhook",
-                "typeVersion": 2.1,
-                "position": [0, 0],
-                "webhookId": str(uuid.uuid4()),
-                "parameters": {"httpMethod": "POST", "path": path, "responseMode": "lastNode"},
-            },
-            {
-                "id": str(uuid.uuid4()),
-                "name": "Call",
-                "type": "n8n-nodes-base.httpRequest",
-                "typeVersion": 4.2,
-                "position": [220, 0],
-                "parameters": parameters,
-            },
-        ],
-        "connections": {"Webhook": {"main": [[{"node": "Call", "type": "main", "index": 0}]]}},
-        "settings": {"executionOrder": "v1"},
-    }
+    return webhook_then_http(path, "Call", parameters, name=f"bench {path}")
 
 
 def n8n_latency(stack: Stack, executions: int) -> dict[str, Any]:

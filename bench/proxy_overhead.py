@@ -35,43 +35,26 @@ from _common import load, table, write_result
 from _interception import client_latency, n8n_latency, route_to_stripe_fake
 from matrix import pytest_run
 
+from harness.minimal_workflow import webhook_then_http
 from harness.stack.install import Installer
 from harness.stack.stack import Stack, StackConfig
 
 
 def email_workflow(path: str, provider_url: str) -> dict[str, Any]:
-    return {
-        "name": f"bench {path}",
-        "nodes": [
-            {
-                "id": str(uuid.uuid4()),
-                "name": "Webhook",
-                "type": "n8n-nodes-base.webhook",
-                "typeVersion": 2.1,
-                "position": [0, 0],
-                "webhookId": str(uuid.uuid4()),
-                "parameters": {"httpMethod": "POST", "path": path, "responseMode": "lastNode"},
-            },
-            {
-                "id": str(uuid.uuid4()),
-                "name": "Send",
-                "type": "n8n-nodes-base.httpRequest",
-                "typeVersion": 4.2,
-                "position": [220, 0],
-                "parameters": {
-                    "method": "POST",
-                    "url": provider_url + "/v1/emails",
-                    "sendBody": True,
-                    "contentType": "json",
-                    "specifyBody": "json",
-                    "jsonBody": "={{ JSON.stringify($json.body) }}",
-                    "options": {},
-                },
-            },
-        ],
-        "connections": {"Webhook": {"main": [[{"node": "Send", "type": "main", "index": 0}]]}},
-        "settings": {"executionOrder": "v1"},
-    }
+    return webhook_then_http(
+        path,
+        "Send",
+        {
+            "method": "POST",
+            "url": provider_url + "/v1/emails",
+            "sendBody": True,
+            "contentType": "json",
+            "specifyBody": "json",
+            "jsonBody": "={{ JSON.stringify($json.body) }}",
+            "options": {},
+        },
+        name=f"bench {path}",
+    )
 
 
 def drive(url: str, seconds: float, senders: int) -> dict[str, Any]:

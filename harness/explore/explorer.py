@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.cases import AT_MOST_ONCE, CAUGHT, PASS, Case, Scenario
+from harness.crashpoints.base import CRASHPOINTS
 from harness.crashpoints.explore_boundary import explore_crashpoint
 from harness.errors import HarnessError
 from harness.explore.boundary import Trace
@@ -102,6 +103,10 @@ def explore(
                 allowed=verdict in allowed,
                 key=result.evidence.key,
             )
+        finally:
+            # The crash point lives for its case only: the registry is the process's, and
+            # what later builds the matrix in this process must not meet it.
+            CRASHPOINTS.unregister(case.crashpoint)
         found.outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)

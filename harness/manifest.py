@@ -275,7 +275,21 @@ class WorkflowUnderTest:
         return str(value)
 
 
+DEFAULT_WORKFLOW_FILE = "workflow.json"
+
 # -- loading -------------------------------------------------------------------------------
+
+
+def _defaults(directory: Path, manifest_path: Path) -> dict[str, str]:
+    """``name`` is the folder's; ``workflow`` is ``workflow.json`` or the folder's only other
+    JSON file (an export saved under the workflow's own title)."""
+    found: dict[str, str] = {"name": directory.name}
+    exports = sorted(p.name for p in directory.glob("*.json") if p != manifest_path)
+    if DEFAULT_WORKFLOW_FILE in exports or len(exports) != 1:
+        found["workflow"] = DEFAULT_WORKFLOW_FILE
+    else:
+        found["workflow"] = exports[0]
+    return found
 
 
 def load_manifest(directory: Path) -> WorkflowUnderTest:
@@ -292,7 +306,7 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
             f"{manifest_path}: (top level): expected a JSON object, got {mm.json_type(doc)}; "
             "the file must hold one {...} object"
         )
-    m = mm.parse(doc, manifest_path)
+    m = mm.parse({**_defaults(directory, manifest_path), **doc}, manifest_path)
     files = _Files(directory, manifest_path)
     if m.name != directory.name:
         files.fail(

@@ -343,9 +343,19 @@ class Manifest(_Model):
         populate_by_name=True,
     )
 
-    name: NonEmpty = Field(description="the folder's name: letters, digits, '_', '-', '.'")
+    # Both default when the manifest loads (harness.manifest.load_manifest): a folder with an
+    # editor export and a manifest of only what the harness cannot guess is enough.
+    name: NonEmpty = Field(
+        default="",
+        description="the folder's name: letters, digits, '_', '-', '.' (default: the folder's "
+        "name)",
+    )
     description: str = Field(default="", description="one line")
-    workflow: NonEmpty = Field(description="the n8n workflow JSON, beside the manifest")
+    workflow: NonEmpty = Field(
+        default="",
+        description="the n8n workflow JSON, beside the manifest (default: workflow.json, or "
+        "the folder's only other .json file)",
+    )
     promise: Promise = Field(description="what the workflow claims about its side effect")
     trigger: Trigger
     business_key: NonEmpty = Field(
@@ -401,7 +411,10 @@ class Manifest(_Model):
         if found is ABSENT and len(path) == 1 and path[0] in self.trigger.query:
             # A GET webhook carries the event in its query string.
             found, where = self.trigger.query[path[0]], "trigger.query"
-        if found != KEY_PLACEHOLDER:
+        # A real export's field may carry the key inside a text (a prompt, a subject); its
+        # upstream's reference (a regex) then takes the key out of what the workflow sends.
+        embedded = bool(self.upstreams) and isinstance(found, str) and KEY_PLACEHOLDER in found
+        if found != KEY_PLACEHOLDER and not embedded:
             raise Problem(
                 f"{where}.{'.'.join(path)} must be the string {KEY_PLACEHOLDER!r}, got "
                 f"{found!r}: the provider counts commits per reference, and the workflow must "

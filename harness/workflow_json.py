@@ -69,7 +69,29 @@ def load_workflow(path: Path, read_json: Any, default_name: str | None = None) -
             f"{path}: field 'connections': expected an object, got "
             f"{json_type(workflow.get('connections'))}; export the workflow from n8n"
         )
+    _check_connections(workflow, path)
     return workflow
+
+
+def _check_connections(workflow: dict[str, Any], path: Path) -> None:
+    """Every connection joins two nodes of the file, by name (n8n refuses the workflow
+    otherwise, with a longer message, only when the stack is up)."""
+    names = {node.get("name") for node in workflow["nodes"]}
+    for source, outputs in workflow["connections"].items():
+        targets = [
+            link.get("node")
+            for kind in (outputs.values() if isinstance(outputs, dict) else [])
+            for branch in (kind if isinstance(kind, list) else [])
+            for link in (branch if isinstance(branch, list) else [])
+            if isinstance(link, dict)
+        ]
+        missing = [name for name in (source, *targets) if name not in names]
+        if missing:
+            raise ConfigError(
+                f"{path}: field 'connections.{source}': names node {missing[0]!r}, which the "
+                "file does not have (connections name nodes by their 'name'); fix or remove "
+                "the connection in the editor and export the workflow again"
+            )
 
 
 def webhook_node(workflow: dict[str, Any], where: str) -> dict[str, Any]:

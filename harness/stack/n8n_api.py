@@ -6,6 +6,8 @@ the 200, so ``publish_and_wait`` polls the production webhook until it stops ans
 
 from __future__ import annotations
 
+import logging
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -16,6 +18,8 @@ import httpx
 from harness import loopback
 from harness.errors import SetupError
 from harness.stack.execution_failure import NodeFailure, node_failure
+
+log = logging.getLogger(__name__)
 
 API_KEY_SCOPES = [
     "workflow:create",
@@ -88,10 +92,36 @@ def creatable(workflow: dict[str, Any]) -> dict[str, Any]:
     body = {k: v for k, v in workflow.items() if k not in WORKFLOW_FIELDS_REFUSED_ON_CREATE}
     settings = body.get("settings")
     if isinstance(settings, dict):
-        body["settings"] = {k: v for k, v in settings.items() if k in WORKFLOW_SETTINGS}
+        # null is how the editor exports an unset setting; the API wants it absent.
+        body["settings"] = {
+            k: v for k, v in settings.items() if k in WORKFLOW_SETTINGS and v is not None
+        }
     else:
         body["settings"] = {}
     return body
+
+
+# What n8n's request validator says of a field it refuses: a setting's value ("request/body/
+# settings/timezone must be ..."), or keys it does not know ("request/body Unrecognized
+# key(s) in object: 'description', 'notes'").
+_REFUSED_SETTING = re.compile(r"request/body/settings/(\w+)")
+_UNKNOWN_KEYS = re.compile(r"request/body(/settings)? Unrecognized key\(s\) in object: (.*)")
+
+
+def refused_fields(response: httpx.Response, body: dict[str, Any]) -> list[tuple[str, ...]]:
+    """The fields (paths into the body) a 400 refuses that the body still has: fields another
+    n8n version wrote, or that exporters add (``notes``)."""
+    if response.status_code != 400:
+        return []
+    settings = body.get("settings") or {}
+    unknown = _UNKNOWN_KEYS.search(response.text)
+    if unknown is not None:
+        names = re.findall(r"'([^']+)'", unknown.group(2))
+        inside = ("settings",) if unknown.group(1) else ()
+        where = settings if inside else body
+        return [(*inside, name) for name in names if name in where]
+    setting = _REFUSED_SETTING.search(response.text)
+    return [("settings", setting.group(1))] if setting and setting.group(1) in settings else []
 
 
 @dataclass(frozen=True)
@@ -170,9 +200,22 @@ class N8nApi:
 
     def create_workflow(self, workflow: dict[str, Any]) -> str:
         body = creatable(workflow)
-        created = _check(
-            self._client.post("/workflows", json=body), f"create workflow {workflow.get('name')!r}"
-        )
+        while True:
+            response = self._client.post("/workflows", json=body)
+            refused = refused_fields(response, body)
+            if not refused:
+                break
+            # The workflow runs as it would where this n8n imported it: without the field.
+            for path in refused:
+                where = body["settings"] if len(path) == 2 else body
+                log.warning(
+                    "n8n refused %s=%r of workflow %r (%s); deployed without it",
+                    ".".join(path),
+                    where.pop(path[-1]),
+                    workflow.get("name"),
+                    response.text[:200],
+                )
+        created = _check(response, f"create workflow {workflow.get('name')!r}")
         return str(created["id"])
 
     def publish(self, workflow_id: str) -> None:

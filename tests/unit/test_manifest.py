@@ -163,14 +163,12 @@ def test_with_path_changes_only_the_copy(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("name", ..., r"field 'name': missing; add it"),
         ("promise", ..., r"field 'promise': missing"),
         ("trigger", ..., r"field 'trigger': missing"),
         ("trigger.path", ..., r"field 'trigger.path': missing"),
         ("trigger.body", ..., r"field 'trigger.body': missing"),
         ("business_key", ..., r"field 'business_key': missing"),
         ("effect", ..., r"field 'effect': missing"),
-        ("workflow", ..., r"field 'workflow': missing"),
         ("name", 7, r"field 'name': expected a string, got a number 7"),
         ("trigger", [], r"field 'trigger': expected an object, got a list"),
         ("trigger.body", "x", r"field 'trigger.body': expected an object, got a string"),
@@ -227,6 +225,18 @@ def test_manifest_errors_name_file_field_and_fix(
     with pytest.raises(ConfigError, match=message) as info:
         load_manifest(directory)
     assert str(directory / "manifest.json") in str(info.value)
+
+
+def test_name_and_workflow_default_to_the_folder_and_its_export(tmp_path: Path) -> None:
+    manifest = edited(edited(MANIFEST, "name", ...), "workflow", ...)
+    assert load_manifest(write_case(tmp_path / "a", manifest)).name == "pay"
+    # An export saved under its own title is the folder's only other JSON file.
+    directory = write_case(tmp_path / "b", manifest)
+    (directory / "workflow.json").rename(directory / "Pay by card.json")
+    assert load_manifest(directory).name == "pay"
+    (directory / "notes.json").write_text("{}")
+    with pytest.raises(ConfigError, match=r"field 'workflow': file .*workflow.json not found"):
+        load_manifest(directory)
 
 
 def test_manifest_that_is_not_an_object(tmp_path: Path) -> None:
@@ -292,6 +302,17 @@ def test_empty_ledger_schema_is_refused(tmp_path: Path) -> None:
             r"list",
         ),
         ("name", "", r"workflow.json: field 'name': the workflow needs a non-empty name"),
+        (
+            "connections",
+            {"Webhook": {"main": [[{"node": "Charge", "type": "main", "index": 0}]]}},
+            r"workflow.json: field 'connections.Webhook': names node 'Charge', which the file "
+            r"does not have",
+        ),
+        (
+            "connections",
+            {"node-id-1": {"main": [[{"node": "Respond", "type": "main", "index": 0}]]}},
+            r"field 'connections.node-id-1': names node 'node-id-1'",
+        ),
         (
             "nodes.0.type",
             "n8n-nodes-base.manualTrigger",

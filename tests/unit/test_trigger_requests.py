@@ -11,7 +11,7 @@ import respx
 
 from harness.manifest import load_manifest
 from harness.stack.deploy import trigger_url
-from harness.stack.n8n_api import WORKFLOW_FIELDS_REFUSED_ON_CREATE, creatable
+from harness.stack.n8n_api import WORKFLOW_FIELDS_REFUSED_ON_CREATE, creatable, refused_fields
 from harness.workload import History, Sender, SenderPolicy, encoded_body
 
 EXPORTS = Path(__file__).parent / "fixtures" / "exports"
@@ -61,3 +61,29 @@ def test_the_created_workflow_keeps_everything_the_api_accepts() -> None:
     assert unknown["settings"] == {"executionOrder": "v1"}
     # No settings in the file: empty ones (n8n reads the file's older execution order).
     assert creatable({"name": "x", "nodes": [], "connections": {}})["settings"] == {}
+    # null is an unset setting in an export.
+    unset = creatable({**raw, "settings": {"executionOrder": "v1", "errorWorkflow": None}})
+    assert unset["settings"] == {"executionOrder": "v1"}
+
+
+def test_fields_n8n_refuses_are_read_from_its_400() -> None:
+    body = {"name": "x", "notes": "n", "description": "d", "settings": {"timezone": "Mars"}}
+
+    def refused(text: str) -> list[tuple[str, ...]]:
+        return refused_fields(httpx.Response(400, json={"message": text}), body)
+
+    assert refused("request/body Unrecognized key(s) in object: 'description', 'notes'") == [
+        ("description",),
+        ("notes",),
+    ]
+    assert refused("request/body/settings/timezone must be equal to one of the values") == [
+        ("settings", "timezone")
+    ]
+    assert refused("request/body/settings Unrecognized key(s) in object: 'timezone'") == [
+        ("settings", "timezone")
+    ]
+    # A field the body no longer has, or another error, is not retried.
+    assert refused("request/body Unrecognized key(s) in object: 'pinData'") == []
+    assert refused("request/body/nodes/0 must have required property 'type'") == []
+    ok = httpx.Response(200, json={"id": "1"})
+    assert refused_fields(ok, body) == []

@@ -3,8 +3,10 @@
 - Every non-GET request is a commit (effect "record", or the Upstream's `effect`) unless it
   matches `reads`, or `effects` is configured and it matches none of them (then it is recorded
   but no commit, and meets no fault or barrier).
-- Answers come from the first matching `templates` entry (status, JSON body with `{{id}}` and
-  `{{field}}` substituted), else the request's JSON echoed with an `id`.
+- Answers come from the first matching `templates` entry (status, JSON body with `{{id}}`,
+  `{{number}}` (the id as an integer) and `{{field}}` substituted), else the request's JSON
+  echoed with an `id`. A read's template gets `{{records}}`, the records it lists, so a
+  listing takes the API's own shape (`{"items": "{{records}}"}`).
 - GET <path> answers {"results": [records posted to <path>], "has_more": false}, filtered by
   query parameters that name record fields; GET <path>/<id> answers one record (404 if the
   collection has records but not that one). A `reads` route answers the same listing.
@@ -53,10 +55,11 @@ class RecordFake:
         method, path = inbound.method, inbound.path
         template = upstream.template_for(method, path)
         if method in _SAFE_METHODS or upstream.is_read(method, path):
-            if template is not None:
-                fields = {"id": "", **dict(inbound.query), **_fields(inbound.params)}
-                return _to_response(render(template, fields))
-            return await self._read(upstream, inbound)
+            found = await self._read(upstream, inbound)
+            if template is None or isinstance(found, Response):
+                return found if isinstance(found, Response) else _listing(found)
+            fields = {"id": "", **dict(inbound.query), **_fields(inbound.params)}
+            return _to_response(render(template, {**fields, "records": found}))
         observed = upstream.is_effect_route(method, path)
         key = None
         if upstream.idempotency_header:
@@ -70,14 +73,17 @@ class RecordFake:
         )
 
         def effect_result(now: float) -> EffectResult:
-            record_id = str(uuid.uuid4())
+            generated = uuid.uuid4()
+            record_id = str(generated)
             body = inbound.params
             record = {**body, "id": record_id} if isinstance(body, dict) else {"id": record_id}
             if not isinstance(body, dict) and inbound.raw_body:
                 record["body"] = (
                     body if body is not None else inbound.raw_body.decode("utf-8", "replace")
                 )
-            fields = {**_fields(body), "id": record_id}
+            # {{number}}: the same record's id as an integer, for APIs whose ids are numbers.
+            number = generated.int % 900_000_000 + 100_000_000
+            fields = {**_fields(body), "id": record_id, "number": number}
             answer = render(template, fields) if template else json_response(200, record)
             return EffectResult(
                 record_id,
@@ -91,7 +97,10 @@ class RecordFake:
             start, effect_result, observed=True if observed is None else observed
         )
 
-    async def _read(self, upstream: Upstream, inbound: UpstreamRequest) -> Response:
+    async def _read(
+        self, upstream: Upstream, inbound: UpstreamRequest
+    ) -> list[dict[str, Any]] | Response:
+        """The records a read lists (or one record / a 404 as the answer itself)."""
         path = inbound.path.rstrip("/") or "/"
         if path.endswith("/search"):
             return await self._search(upstream, path.removesuffix("/search") or "/", inbound)
@@ -109,19 +118,22 @@ class RecordFake:
         for name, value in inbound.query:
             if name in known:
                 records = [r for r in records if _text(r.get(name)) == value]
-        return JSONResponse({"results": records, "has_more": False})
+        return records
 
     async def _search(
         self, upstream: Upstream, collection: str, inbound: UpstreamRequest
-    ) -> Response:
+    ) -> list[dict[str, Any]]:
         rows = await self.runtime.db(lambda store: store.objects(upstream.host, collection))
         documents = [row.document for row in rows]
         known = {name for d in documents for name in (*d, *(d.get("properties") or {}))}
         # Query parameters filter when they name a field (not paging: limit, after, ...).
         wanted = [(n, v) for n, v in inbound.query if n in known]
         wanted += _eq_filters(inbound.params)
-        records = [d for d in documents if all(_text(_field(d, n)) == v for n, v in wanted)]
-        return JSONResponse({"results": records, "has_more": False})
+        return [d for d in documents if all(_text(_field(d, n)) == v for n, v in wanted)]
+
+
+def _listing(records: list[dict[str, Any]]) -> Response:
+    return JSONResponse({"results": records, "has_more": False})
 
 
 def _eq_filters(params: Any) -> list[tuple[str, str]]:

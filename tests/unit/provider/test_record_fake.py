@@ -180,3 +180,27 @@ async def test_a_search_route_lists_its_collection_by_filters(inproc: InProcessP
     )
     assert [r["properties"]["order_id"] for r in by_query.json()["results"]] == ["A-1"]
     assert [c["reference"] for c in await inproc.commits()] == ["A-1", "B-2"]
+
+
+PENNYLANE = Upstream(
+    "app.pennylane.com",
+    "record",
+    ReferenceSource("json", "/external_reference"),
+    templates=(
+        RouteTemplate(Route("GET", "/v2/customers"), 200, '{"items": "{{records}}"}'),
+        RouteTemplate(Route("POST", "/v2/customers"), 201, '{"id": "{{number}}"}'),
+    ),
+)
+
+
+async def test_number_ids_and_a_listing_in_the_apis_own_shape(inproc: InProcessProvider) -> None:
+    await configure(inproc, PENNYLANE)
+    host = "app.pennylane.com"
+    empty = await send(inproc, "GET", "/v2/customers", host=host)
+    assert empty.json() == {"items": []}
+    created = await send(inproc, "POST", "/v2/customers", host=host, json={"name": "Ada"})
+    number = created.json()["id"]
+    assert isinstance(number, int) and number >= 100_000_000
+    listed = await send(inproc, "GET", "/v2/customers", host=host)
+    [record] = listed.json()["items"]
+    assert record["name"] == "Ada"

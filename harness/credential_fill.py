@@ -1,8 +1,10 @@
 """Internal: the credential types the harness fills itself, one entry each: what their data
 is in the test n8n, pointing at the fakes (``FillContext`` carries this run's secret and addresses).
 
-A type not in ``FILLABLE`` needs its data in the manifest's ``credentials`` field; data given
-there is laid over a fillable type's (by type, then by the credential's name).
+A type not in ``FILLABLE`` is filled from n8n's own catalogue of credential types
+(``harness.credential_catalogue``: every field's default, or a secret), unless it needs an
+authorization flow's token; then its data comes from the manifest's ``credentials`` field.
+Data given there is laid over a filled type's (by type, then by the credential's name).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from harness.credential_catalogue import generic_fill
 
 # A header the harness's trigger auth sends (and the HTTP Request nodes' header auth).
 HEADER_AUTH_NAME = "Authorization"
@@ -92,9 +96,10 @@ def credential_data(
     name; None when neither knows the type."""
     fill = FILLABLE.get(type_)
     overlays = [given[k] for k in (type_, name) if k is not None and k in given]
-    if fill is None and not any(overlays):
+    generic = None if fill is not None else generic_fill(type_, ctx.secret)
+    if fill is None and generic is None and not any(overlays):
         return None
-    data = fill(ctx) if fill is not None else {}
+    data = fill(ctx) if fill is not None else (generic or {})
     for overlay in overlays:
         data = {**data, **overlay}
     return data

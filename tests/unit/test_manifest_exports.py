@@ -255,15 +255,16 @@ def test_a_node_needing_an_unreferenced_credential_is_one_line(tmp_path: Path) -
 
 
 def test_a_type_the_harness_cannot_fill_names_the_manifest_field(tmp_path: Path) -> None:
+    # An API-key type comes from n8n's catalogue; an OAuth2 one needs a token first.
     def hunter(doc: dict[str, Any]) -> None:
         node = doc["nodes"][1]
-        node["parameters"]["nodeCredentialType"] = "hunterApi"
-        node["credentials"] = {"hunterApi": {"id": "9", "name": "Hunter"}}
+        node["parameters"]["nodeCredentialType"] = "zoomOAuth2Api"
+        node["credentials"] = {"zoomOAuth2Api": {"id": "9", "name": "Hunter"}}
 
     with pytest.raises(
         ConfigError,
-        match=r"node 'Create PaymentIntent' uses a hunterApi credential \(Hunter\) that the "
-        r"harness cannot fill; give its data in .*manifest.json field 'credentials.hunterApi'",
+        match=r"node 'Create PaymentIntent' uses a zoomOAuth2Api credential \(Hunter\) that the "
+        r"harness cannot fill; give its data in .*manifest.json field 'credentials.zoomOAuth2Api'",
     ):
         load_with(tmp_path, "stripe_http_form", workflow=hunter)
     given = lambda m: m.update(credentials={"Hunter": {"apiKey": "test"}})  # noqa: E731

@@ -1,0 +1,75 @@
+"""Credentials of types the harness has no entry for, filled from n8n's own catalogue."""
+
+from __future__ import annotations
+
+from harness.credential_catalogue import generic_fill, installed_catalogue
+from harness.credential_fill import FillContext, credential_data
+
+CATALOGUE = {
+    "chatApi": {
+        "name": "chatApi",
+        "properties": [
+            {"name": "accessToken", "type": "string", "default": "", "required": True},
+            {"name": "orgId", "type": "string", "default": ""},
+            {
+                "name": "webhookSecret",
+                "type": "string",
+                "default": "",
+                "typeOptions": {"password": True},
+            },
+            {"name": "baseUrl", "type": "string", "default": "https://api.chat.example"},
+            {
+                "name": "region",
+                "type": "options",
+                "default": "",
+                "options": [{"name": "EU", "value": "eu"}, {"name": "US", "value": "us"}],
+            },
+            {"name": "verbose", "type": "boolean", "default": False},
+            {"name": "retries", "type": "number", "default": 3},
+            {"name": "notice", "type": "notice", "default": ""},
+            {"name": "hiddenThing", "type": "hidden", "default": "x"},
+            {"name": "computed", "type": "string", "default": "={{$self.orgId}}"},
+        ],
+    },
+    "chatEnterpriseApi": {
+        "name": "chatEnterpriseApi",
+        "extends": ["chatApi"],
+        "properties": [
+            {"name": "baseUrl", "type": "string", "default": "https://ent.chat.example"}
+        ],
+    },
+    "oAuth2Api": {"name": "oAuth2Api", "properties": []},
+    "chatOAuth2Api": {"name": "chatOAuth2Api", "extends": ["oAuth2Api"], "properties": []},
+}
+
+
+def test_every_field_gets_its_default_or_the_secret_where_the_node_sends_one() -> None:
+    assert generic_fill("chatApi", "S", CATALOGUE) == {
+        "accessToken": "n8n-chaos-S",
+        "orgId": "",
+        "webhookSecret": "n8n-chaos-S",
+        "baseUrl": "https://api.chat.example",
+        "region": "eu",
+        "verbose": False,
+        "retries": 3,
+    }
+
+
+def test_a_child_type_overrides_its_parents_fields() -> None:
+    data = generic_fill("chatEnterpriseApi", "S", CATALOGUE)
+    assert data is not None
+    assert data["baseUrl"] == "https://ent.chat.example"
+    assert data["accessToken"] == "n8n-chaos-S"
+
+
+def test_unknown_types_and_authorization_flows_are_not_filled() -> None:
+    assert generic_fill("nosuchApi", "S", CATALOGUE) is None
+    assert generic_fill("chatOAuth2Api", "S", CATALOGUE) is None
+
+
+def test_the_installed_catalogue_fills_common_services() -> None:
+    if not installed_catalogue():
+        return  # n8n is not installed here; the fill above is the logic
+    data = credential_data("telegramApi", None, FillContext(secret="S"), {})
+    assert data == {"accessToken": "n8n-chaos-S", "baseUrl": "https://api.telegram.org"}
+    assert credential_data("slackOAuth2Api", None, FillContext(secret="S"), {}) is None

@@ -31,6 +31,14 @@ from harness.stack.install import DEFAULT_N8N_VERSION
 )
 @click.option("--workers", type=int, default=2, show_default=True)
 @click.option("--n8n-version", default=DEFAULT_N8N_VERSION, show_default=True)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where explorations are cached, by the hash of the workflow's folder, the n8n "
+    "version, the workers and the harness version (default: N8N_CHAOS_CACHE/explore).",
+)
+@click.option("--no-cache", is_flag=True, help="Explore even when a cached result matches.")
 def explore(
     workflows_dir: Path | None,
     budget_cases: int | None,
@@ -38,6 +46,8 @@ def explore(
     only: tuple[str, ...],
     workers: int,
     n8n_version: str,
+    cache_dir: Path | None,
+    no_cache: bool,
 ) -> None:
     """Trace each workflow once with nothing broken, then strike at each of its boundaries
     (every effect request: the worker killed before it, after the commit, after the answer;
@@ -45,8 +55,16 @@ def explore(
     by node and request, with the command that runs it again.
 
     \b
+    An unchanged workflow (same folder, n8n version, workers and harness) is not explored
+    again: its cached report is printed ("cached (hash ...)"). Only a complete exploration is
+    cached (no probe left by the budget, no harness error); --only neither reads nor writes
+    the cache.
+
+    \b
     Exit codes: 0 no violation of the workflows' promises; 1 a violation; 2 a harness error.
     """
+    from harness.explore.cache import ExploreCache, default_explore_cache
+    from harness.explore.cached_run import CachedRun
     from harness.explore.plan import Budget
     from harness.explore.session import explore_workflows
     from harness.manifest import discover
@@ -56,6 +74,12 @@ def explore(
     try:
         budget = Budget(cases=budget_cases, minutes=budget_minutes)
         workflows = discover(workflows_dir or BUNDLED_WORKFLOWS, on_warning=warn)
+        cache = None if no_cache or only else ExploreCache(cache_dir or default_explore_cache())
+        cached = CachedRun(cache, n8n_version, workers)
+        workflows = cached.uncached(workflows, say=click.echo)
+        if not workflows:
+            click.echo("every workflow cached: nothing to explore (--no-cache explores again)")
+            sys.exit(1 if cached.violation else 0)
         inst = installer(n8n_version).install()
         with console.status("starting the stack") as status:
             stack = Stack.start(
@@ -68,7 +92,15 @@ def explore(
     arg = f"--workflows {workflows_dir} " if workflows_dir else ""
     try:
         found = explore_workflows(
-            stack, workflows, budget, only, arg, say=lambda line: click.echo(line)
+            stack,
+            workflows,
+            budget,
+            only,
+            arg,
+            say=lambda line: click.echo(line),
+            on_report=lambda w, e, lines, doc: cached.store(
+                w, e, lines, doc, stack.run.run_dir, say=click.echo
+            ),
         )
     except HarnessError as exc:
         fail(exc)
@@ -77,4 +109,4 @@ def explore(
     click.echo(f"budget: {budget.describe()}; reports in {stack.run.run_dir / 'explore'}")
     violations = [o for e in found for o in e.outcomes if o.violation]
     errors = [o for e in found for o in e.outcomes if o.verdict is None]
-    sys.exit(1 if violations else 2 if errors else 0)
+    sys.exit(1 if violations or cached.violation else 2 if errors else 0)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from harness.cli.common import console, fail, installer, warn
 from harness.errors import HarnessError
 from harness.stack.install import DEFAULT_N8N_VERSION
+
+if TYPE_CHECKING:
+    from harness.manifest import WorkflowUnderTest
 
 
 @click.command()
@@ -39,6 +43,13 @@ from harness.stack.install import DEFAULT_N8N_VERSION
     "version, the workers and the harness version (default: N8N_CHAOS_CACHE/explore).",
 )
 @click.option("--no-cache", is_flag=True, help="Explore even when a cached result matches.")
+@click.option(
+    "--changed-since",
+    metavar="REF",
+    default=None,
+    help="Explore only the workflows whose folder a git change since REF touched (committed, "
+    "uncommitted or new files; e.g. origin/main).",
+)
 def explore(
     workflows_dir: Path | None,
     budget_cases: int | None,
@@ -48,6 +59,7 @@ def explore(
     n8n_version: str,
     cache_dir: Path | None,
     no_cache: bool,
+    changed_since: str | None,
 ) -> None:
     """Trace each workflow once with nothing broken, then strike at each of its boundaries
     (every effect request: the worker killed before it, after the commit, after the answer;
@@ -58,7 +70,8 @@ def explore(
     An unchanged workflow (same folder, n8n version, workers and harness) is not explored
     again: its cached report is printed ("cached (hash ...)"). Only a complete exploration is
     cached (no probe left by the budget, no harness error); --only neither reads nor writes
-    the cache.
+    the cache. With --changed-since REF only the workflows a change since REF touched are
+    explored (none: exit 0).
 
     \b
     Exit codes: 0 no violation of the workflows' promises; 1 a violation; 2 a harness error.
@@ -73,7 +86,12 @@ def explore(
 
     try:
         budget = Budget(cases=budget_cases, minutes=budget_minutes)
-        workflows = discover(workflows_dir or BUNDLED_WORKFLOWS, on_warning=warn)
+        root = workflows_dir or Path(BUNDLED_WORKFLOWS)
+        workflows = discover(root, on_warning=warn)
+        if changed_since is not None:
+            workflows = only_changed(workflows, root, changed_since)
+            if not workflows:
+                sys.exit(0)
         cache = None if no_cache or only else ExploreCache(cache_dir or default_explore_cache())
         cached = CachedRun(cache, n8n_version, workers)
         workflows = cached.uncached(workflows, say=click.echo)
@@ -110,3 +128,15 @@ def explore(
     violations = [o for e in found for o in e.outcomes if o.violation]
     errors = [o for e in found for o in e.outcomes if o.verdict is None]
     sys.exit(1 if violations or cached.violation else 2 if errors else 0)
+
+
+def only_changed(
+    workflows: list[WorkflowUnderTest], root: Path, ref: str
+) -> list[WorkflowUnderTest]:
+    from harness.explore.changed import changed_folders
+
+    touched = changed_folders(root, ref)
+    picked = [w for w in workflows if w.directory is not None and w.directory.name in touched]
+    names = ", ".join(w.name for w in picked) or "none"
+    click.echo(f"changed since {ref}: {len(picked)} of {len(workflows)} workflow(s): {names}")
+    return picked

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,6 +13,7 @@ from harness.errors import HarnessError
 from harness.stack.install import DEFAULT_N8N_VERSION
 
 if TYPE_CHECKING:
+    from harness.explore.explorer import Exploration
     from harness.manifest import WorkflowUnderTest
 
 
@@ -42,6 +43,13 @@ if TYPE_CHECKING:
     help="Where explorations are cached, by the hash of the workflow's folder, the n8n "
     "version, the workers and the harness version (default: N8N_CHAOS_CACHE/explore).",
 )
+@click.option(
+    "--alluredir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Also write each workflow's exploration as an Allure result (the node strip, a step "
+    "per probe) for `n8n-chaos report --results DIR`.",
+)
 @click.option("--no-cache", is_flag=True, help="Explore even when a cached result matches.")
 @click.option(
     "--changed-since",
@@ -60,6 +68,7 @@ def explore(
     cache_dir: Path | None,
     no_cache: bool,
     changed_since: str | None,
+    alluredir: Path | None,
 ) -> None:
     """Trace each workflow once with nothing broken, then strike at each of its boundaries
     (every effect request: the worker killed before it, after the commit, after the answer;
@@ -94,7 +103,11 @@ def explore(
                 sys.exit(0)
         cache = None if no_cache or only else ExploreCache(cache_dir or default_explore_cache())
         cached = CachedRun(cache, n8n_version, workers)
-        workflows = cached.uncached(workflows, say=click.echo)
+        workflows = cached.uncached(
+            workflows,
+            say=echo,
+            on_hit=lambda hit: allure_out(alluredir, hit.report, hit.key.short),
+        )
         if not workflows:
             click.echo("every workflow cached: nothing to explore (--no-cache explores again)")
             sys.exit(1 if cached.violation else 0)
@@ -108,6 +121,13 @@ def explore(
     except HarnessError as exc:
         fail(exc)
     arg = f"--workflows {workflows_dir} " if workflows_dir else ""
+
+    def reported(
+        workflow: WorkflowUnderTest, found: Exploration, lines: list[str], doc: dict[str, Any]
+    ) -> None:
+        allure_out(alluredir, doc)
+        cached.store(workflow, found, lines, doc, stack.run.run_dir, say=echo)
+
     try:
         found = explore_workflows(
             stack,
@@ -115,10 +135,8 @@ def explore(
             budget,
             only,
             arg,
-            say=lambda line: click.echo(line),
-            on_report=lambda w, e, lines, doc: cached.store(
-                w, e, lines, doc, stack.run.run_dir, say=click.echo
-            ),
+            say=echo,
+            on_report=reported,
         )
     except HarnessError as exc:
         fail(exc)
@@ -128,6 +146,28 @@ def explore(
     violations = [o for e in found for o in e.outcomes if o.violation]
     errors = [o for e in found for o in e.outcomes if o.verdict is None]
     sys.exit(1 if violations or cached.violation else 2 if errors else 0)
+
+
+def echo(line: str) -> None:
+    """A report line; on a terminal the strip's marked nodes in colour."""
+    from harness.explore.findings import STRIP_LINE, VIOLATION_MARK, WINDOW_MARK
+
+    colours = {VIOLATION_MARK: "red", WINDOW_MARK: "yellow"}
+    if line.startswith(STRIP_LINE):
+        cells = line[len(STRIP_LINE) :].split(" ─ ")
+        line = STRIP_LINE + " ─ ".join(
+            click.style(c, fg=colours[c[-1]], bold=True) if c[-1:] in colours else c for c in cells
+        )
+    elif line.lstrip()[:1] in colours and line.startswith(" " * len(STRIP_LINE)):
+        line = click.style(line, fg=colours[line.lstrip()[0]])
+    click.echo(line)  # click drops the colours when stdout is not a terminal
+
+
+def allure_out(results: Path | None, doc: dict[str, Any], cached: str = "") -> None:
+    if results is not None:
+        from harness.report.explore_allure import write_exploration
+
+        write_exploration(results, doc, cached)
 
 
 def only_changed(

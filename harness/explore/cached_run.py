@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.explore.cache import CacheKey, ExploreCache, cache_key
+from harness.explore.cache import CachedExploration, CacheKey, ExploreCache, cache_key
 from harness.explore.explorer import Exploration
 from harness.explore.session import complete
 from harness.manifest import WorkflowUnderTest
@@ -33,9 +33,13 @@ class CachedRun:
         return self._keys[workflow.name]
 
     def uncached(
-        self, workflows: Sequence[WorkflowUnderTest], say: Callable[[str], None]
+        self,
+        workflows: Sequence[WorkflowUnderTest],
+        say: Callable[[str], None],
+        on_hit: Callable[[CachedExploration], None] | None = None,
     ) -> list[WorkflowUnderTest]:
-        """The workflows to explore; each cached one's report goes to ``say``."""
+        """The workflows to explore; each cached one's report goes to ``say`` (and the whole
+        entry to ``on_hit``)."""
         left = []
         for workflow in workflows:
             key = self.key(workflow)
@@ -49,6 +53,8 @@ class CachedRun:
             )
             for line in hit.lines:
                 say(line)
+            if on_hit is not None:
+                on_hit(hit)
             self.violation = self.violation or hit.violation
         return left
 

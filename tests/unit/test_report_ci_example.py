@@ -93,6 +93,11 @@ def test_explore_runs_on_the_changed_workflows_with_the_cache_carried_over() -> 
     assert restore["with"]["key"] == save["with"]["key"]
     assert restore["with"]["restore-keys"] == "n8n-chaos-explore-"
     assert save["if"] == "always()"  # a run that found a violation still keeps what it explored
+    # Its Allure results join the merged report (the shards' artifact pattern).
+    assert "--alluredir explore-allure" in script
+    uploaded = {s["with"]["name"]: s["with"]["path"] for s in uses("explore", "actions/upload")}
+    assert uploaded["allure-results-explore"] == "explore-allure"
+    assert "explore" in workflow()["jobs"]["report"]["needs"]
 
 
 def test_every_script_is_valid_bash() -> None:

@@ -12,8 +12,11 @@ The key is the sha256 of:
 
 An entry is ``<cache dir>/<workflow>/<key>.json``: the report's lines, its JSON and whether it
 found a violation. Only a complete exploration is stored (every probe run, none cut short by a
-harness error): a partial one would hide what it did not cover. The default cache dir is
-``explore/`` in the install cache (``N8N_CHAOS_CACHE``, see ``harness.stack.install``).
+harness error): a partial one would hide what it did not cover. A probe judged NO-EVIDENCE
+(its strike not proven) is stored as it is: it is the harness's limit at that boundary, the
+cached report says so ("covered: 1 NO-EVIDENCE"), and a new harness version is a new key.
+The default cache dir is ``explore/`` in the install cache (``N8N_CHAOS_CACHE``, see
+``harness.stack.install``).
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ def main() -> None:
       n8n-chaos show CASE_ID            one saved case: verdict, why, proofs, timeline
       n8n-chaos recheck RUN_DIR         re-judge saved evidence with today's oracle
       n8n-chaos explore --workflows DIR find each workflow's crash windows, by node
+      n8n-chaos explore --workflows DIR --changed-since origin/main   only the changed ones
       n8n-chaos up --workers 3          run a stack until Ctrl-C (prints its addresses)
       n8n-chaos down                    end the stacks started by `up`
       n8n-chaos findings                what n8n itself does under faults (probes, per version)

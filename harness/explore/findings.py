@@ -4,7 +4,7 @@ failing boundaries marked."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,22 +89,47 @@ def reproduction(outcome: Outcome, matrix_ids: Iterable[str], workflows_arg: str
     return f"n8n-chaos explore {workflows_arg}--only {outcome.probe.selector}".replace("  ", " ")
 
 
-def strip(found: Exploration, colour: Callable[[str, str], str] = lambda s, _: s) -> str:
-    """The nodes in run order, a failing boundary's sending node marked with its ids:
-    ``Webhook → Charge ✗r1(after_commit) → Record``."""
-    marks: dict[str, list[str]] = {}
+# Marks on the strip: a window that breaks the workflow's promise, and one the promise allows.
+VIOLATION_MARK = "✗"
+WINDOW_MARK = "!"
+STRIP_LINE = "  nodes: "
+
+
+def broken_at(found: Exploration) -> dict[str, list[Outcome]]:
+    """Each node that sent a request whose strike broke the effect, with those outcomes."""
+    marks: dict[str, list[Outcome]] = {}
     for o in found.outcomes:
         r = o.probe.boundary.request
         if o.verdict is not None and o.verdict.violation and r is not None and r.node:
-            tag = f"{o.probe.boundary.id}:{o.probe.strike}"
-            marks.setdefault(r.node, []).append(tag)
-    cells = []
-    for name in found.trace.node_names():
-        if name in marks:
-            cells.append(colour(f"{name} ✗[{', '.join(marks[name])}]", "red"))
-        else:
-            cells.append(name)
-    return " → ".join(cells)
+            marks.setdefault(r.node, []).append(o)
+    return marks
+
+
+def node_mark(outcomes: Iterable[Outcome]) -> str:
+    return VIOLATION_MARK if any(o.violation for o in outcomes) else WINDOW_MARK
+
+
+def strip(found: Exploration) -> str:
+    """The nodes in run order, each node whose request opens a broken window marked:
+    ``Webhook ─ Charge ✗ ─ Ledger ─ Respond`` (``!``: a window the promise allows)."""
+    marks = broken_at(found)
+    return " ─ ".join(
+        f"{name} {node_mark(marks[name])}" if name in marks else name
+        for name in found.trace.node_names()
+    )
+
+
+def strip_legend(found: Exploration) -> list[str]:
+    """One line per marked node: which boundaries and strikes, with their verdicts."""
+    return [
+        f"{node_mark(outcomes)} {node}: "
+        + ", ".join(f"{o.probe.boundary.id} {o.probe.strike} {_value(o)}" for o in outcomes)
+        for node, outcomes in broken_at(found).items()
+    ]
+
+
+def _value(o: Outcome) -> str:
+    return o.verdict.value if o.verdict is not None else "HARNESS-ERROR"
 
 
 def report_lines(
@@ -145,7 +170,8 @@ def report_lines(
     if unstruck:
         names = "; ".join(f"{g.after_node!r}→{g.before_node!r}" for g in unstruck)
         lines.append(f"  NO-EVIDENCE (no outside part holds the worker there): gaps {names}")
-    lines.append("  " + strip(found))
+    lines.append(STRIP_LINE + strip(found))
+    lines += [f"         {line}" for line in strip_legend(found)]
     return lines
 
 
@@ -182,4 +208,6 @@ def to_json(
             for c in found.gaps
         ],
         "strip": strip(found),
+        "strip_legend": strip_legend(found),
+        "nodes": found.trace.node_names(),
     }

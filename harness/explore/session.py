@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from harness.cases import Case, matrix
 from harness.deployment import Deployment, deploy_under_test
@@ -17,6 +18,9 @@ from harness.manifest import WorkflowUnderTest
 from harness.runner import CaseResult, run_case
 from harness.stack.stack import Stack
 
+# Called once a workflow is explored: (workflow, exploration, report lines, report JSON).
+OnReport = Callable[[WorkflowUnderTest, Exploration, list[str], dict[str, Any]], None]
+
 
 def explore_workflows(
     stack: Stack,
@@ -25,6 +29,7 @@ def explore_workflows(
     only: Sequence[str] = (),
     workflows_arg: str = "",
     say: Callable[[str], None] = print,
+    on_report: OnReport | None = None,
 ) -> list[Exploration]:
     """Each workflow in turn until the budget is spent; its report goes to ``say`` and to
     ``<run dir>/explore/<workflow>/explore.json``."""
@@ -56,11 +61,20 @@ def explore_workflows(
             on_outcome=progress,
         )
         ids = [c.id for c in matrix([workflow], workers=len(stack.workers))]
-        for line in report_lines(exploration, ids, workflows_arg):
+        lines = report_lines(exploration, ids, workflows_arg)
+        for line in lines:
             say(line)
-        write_report(out / "explore.json", to_json(exploration, ids, workflows_arg))
+        doc = to_json(exploration, ids, workflows_arg)
+        write_report(out / "explore.json", doc)
+        if on_report is not None:
+            on_report(workflow, exploration, lines, doc)
         found.append(exploration)
     return found
+
+
+def complete(found: Exploration) -> bool:
+    """Every probe ran to a verdict: nothing left by the budget, no harness error."""
+    return not found.not_run and all(o.verdict is not None for o in found.outcomes)
 
 
 def _runner(

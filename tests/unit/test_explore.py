@@ -16,7 +16,14 @@ from harness.crashpoints.explore_boundary import explore_crashpoint
 from harness.errors import CaseAborted, ConfigError
 from harness.explore.boundary import ProviderAttempt, Seen, Trace, assemble
 from harness.explore.explorer import explore
-from harness.explore.findings import groups, report_lines, reproduction, strip, to_json
+from harness.explore.findings import (
+    groups,
+    report_lines,
+    reproduction,
+    strip,
+    strip_legend,
+    to_json,
+)
 from harness.explore.plan import Budget
 from harness.oracle import Evidence, Judgement, Verdict
 from harness.runner import CaseResult
@@ -128,8 +135,7 @@ def test_boundaries_that_behave_the_same_are_grouped_with_the_shortest_first() -
     assert [o.probe.boundary.id for o in group.outcomes] == ["r1", "r2"]
     assert group.shortest.probe.boundary.id == "r1"
     assert strip(found) == (
-        "Webhook → Find customer → Create Payment Intent ✗[r1:after_commit] → "
-        "Update milestone → Send receipt ✗[r2:after_commit]"
+        "Webhook ─ Find customer ─ Create Payment Intent ✗ ─ Update milestone ─ Send receipt ✗"
     )
     report = "\n".join(report_lines(found, ["milestones-retry-worker_kill-after_commit"]))
     assert (
@@ -141,6 +147,31 @@ def test_boundaries_that_behave_the_same_are_grouped_with_the_shortest_first() -
     assert to_json(found, [])["outcomes"][1]["reproduce"] == (
         "n8n-chaos explore --only milestones:r2:after_commit"
     )
+
+
+def test_the_strip_marks_the_nodes_whose_requests_open_a_window() -> None:
+    def run(case: Case) -> CaseResult:
+        if case.crashpoint == "x_response_drop_r1":
+            raise CaseAborted("the stack went away")  # no verdict: no mark
+        broken = case.crashpoint in {"x_after_commit_r1", "x_before_send_r1"}
+        return result(case, Verdict.DUPLICATE if broken else Verdict.PASS)
+
+    found = explore(saved_trace(), "exactly_once", run, Budget())
+    assert strip(found) == (
+        "Webhook ─ Find customer ─ Create Payment Intent ✗ ─ Update milestone ─ Send receipt"
+    )
+    assert strip_legend(found) == [
+        "✗ Create Payment Intent: r1 after_commit DUPLICATE, r1 before_send DUPLICATE"
+    ]
+    lines = report_lines(found, [])
+    assert (
+        lines[-2].startswith("  nodes: Webhook ─ ") and lines[-1].strip() == strip_legend(found)[0]
+    )
+    allowed = explore(saved_trace(), "none", run, Budget())
+    assert strip(allowed).split(" ─ ")[2] == "Create Payment Intent !"  # the promise allows it
+    clean = explore(saved_trace(), "exactly_once", lambda c: result(c, Verdict.PASS), Budget())
+    assert "✗" not in strip(clean) and not strip_legend(clean)
+    assert to_json(found, [])["strip_legend"] == strip_legend(found)
 
 
 def test_a_harness_error_is_an_outcome_without_a_verdict_and_exploration_goes_on() -> None:

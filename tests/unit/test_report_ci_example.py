@@ -42,7 +42,7 @@ def test_it_parses_and_triggers_on_changed_workflows() -> None:
     doc = workflow()
     triggers: dict[str, Any] = doc.get("on") or doc[True]  # YAML 1.1 reads `on` as true
     assert triggers["pull_request"]["paths"] == ["workflows/**"]
-    assert set(doc["jobs"]) == {"changes", "chaos", "report"}
+    assert set(doc["jobs"]) == {"changes", "chaos", "report", "explore"}
     assert "git diff --name-only" in runs("changes")
 
 
@@ -80,6 +80,26 @@ def test_one_report_is_merged_from_every_shard() -> None:
     assert "needs.chaos.result" in gate["if"] and "exit 1" in gate["run"]
 
 
+def test_explore_runs_on_the_changed_workflows_with_the_cache_carried_over() -> None:
+    job = workflow()["jobs"]["explore"]
+    assert job["needs"] == "changes" and "any == 'true'" in job["if"]
+    assert uses("explore", "actions/checkout")[0]["with"]["fetch-depth"] == 0
+    script = runs("explore")
+    assert '--changed-since "$BASE_SHA"' in script
+    assert "--cache-dir .n8n-chaos/explore-cache" in script and "exit $rc" in script
+    [restore] = uses("explore", "actions/cache/restore")
+    [save] = uses("explore", "actions/cache/save")
+    assert restore["with"]["path"] == save["with"]["path"] == ".n8n-chaos/explore-cache"
+    assert restore["with"]["key"] == save["with"]["key"]
+    assert restore["with"]["restore-keys"] == "n8n-chaos-explore-"
+    assert save["if"] == "always()"  # a run that found a violation still keeps what it explored
+    # Its Allure results join the merged report (the shards' artifact pattern).
+    assert "--alluredir explore-allure" in script
+    uploaded = {s["with"]["name"]: s["with"]["path"] for s in uses("explore", "actions/upload")}
+    assert uploaded["allure-results-explore"] == "explore-allure"
+    assert "explore" in workflow()["jobs"]["report"]["needs"]
+
+
 def test_every_script_is_valid_bash() -> None:
     bash = shutil.which("bash")
     assert bash is not None
@@ -95,7 +115,7 @@ def test_every_script_is_valid_bash() -> None:
 def test_it_uses_only_commands_and_options_that_exist() -> None:
     text = "\n".join(runs(job) for job in workflow()["jobs"])
     calls = re.findall(r"n8n-chaos ([a-z]+)((?:[^\n]|\\\n)*)", text)
-    assert {name for name, _ in calls} >= {"install", "list", "run", "report"}
+    assert {name for name, _ in calls} >= {"install", "list", "run", "report", "explore"}
     for name, rest in calls:
         command = main.commands.get(name)
         assert command is not None, f"n8n-chaos {name} does not exist"

@@ -285,6 +285,10 @@ def matrix_speedup_2() -> str:
     return f"{wall[()] / wall[('-n', '2')]:.2f}x"
 
 
+def explore_rate() -> str:
+    return _number(float(_result("explore")["summary"]["boundaries_per_minute"]))
+
+
 FIGURES: dict[str, Callable[[], str]] = {
     "python_min": python_min,
     "n8n_version": n8n_version,
@@ -316,6 +320,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "case_no_fault_s": case_no_fault_s,
     "case_worker_kill_s": case_worker_kill_s,
     "matrix_speedup_2": matrix_speedup_2,
+    "explore_rate": explore_rate,
 }
 
 

@@ -89,9 +89,10 @@ def upstream_warnings(
     """Mapped hosts no node calls, effect routes no node reaches, called hosts no fake answers."""
     calls = [call for _, workflow in workflows for call in wh.calls(workflow)]
     called = {call.host for call in calls}
+    unread = [name for _, workflow in workflows for name in wh.unread_nodes(workflow)]
     found = []
     for host, spec in upstreams.items():
-        if host not in called:
+        if host not in called and not unread:
             found.append(
                 f"{manifest_path}: field 'upstreams.{host}': no node of the workflow calls "
                 f"{host}; fix the host (the nodes call {_names(called)}) or drop it"

@@ -1,7 +1,9 @@
 """Internal: Which hosts a workflow's nodes call, read from the JSON (no n8n needed).
 
 A node with a ``url`` parameter (HTTP Request, and any other) calls the literal host of that
-URL; built-in service nodes call their service's fixed host; Send Email speaks SMTP ("smtp").
+URL; built-in service nodes call their service's fixed host; Send Email speaks SMTP ("smtp");
+another node with a credential calls the host of its credential type's URL defaults (from n8n's
+catalogue, ``harness.credential_catalogue``).
 A URL whose host is an expression (``{{ $env.N8N_CHAOS_UPSTREAM_PROVIDER }}``) or a loopback
 address is not an intercepted host: it is skipped.
 """
@@ -13,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from harness.credential_catalogue import installed_catalogue
 from harness.manifest_upstreams import SMTP_HOST
 
 # Built-in nodes whose requests go to one fixed host (n8n's node source: their base URLs).
@@ -52,6 +55,7 @@ def calls(workflow: dict[str, Any]) -> Iterator[Call]:
         params = node.get("parameters")
         url = params.get("url") if isinstance(params, dict) else None
         if not isinstance(url, str) or (found := _URL.match(url)) is None:
+            yield from (Call(name, host) for host in _credential_hosts(node))
             continue
         host = found.group(1).lower()
         if host in LOOPBACK_HOSTS:
@@ -65,3 +69,32 @@ def calls(workflow: dict[str, Any]) -> Iterator[Call]:
             method.upper() if isinstance(method, str) and "{{" not in method else None,
             None if "{{" in path else path,
         )
+
+
+def _credential_hosts(node: dict[str, Any]) -> list[str]:
+    """The hosts of the URL defaults of the node's credential types (Telegram's
+    ``baseUrl: https://api.telegram.org``): where a service node without a ``url`` calls."""
+    creds = node.get("credentials")
+    hosts = []
+    for type_ in creds if isinstance(creds, dict) else {}:
+        entry = installed_catalogue().get(str(type_)) or {}
+        for prop in entry.get("properties") or []:
+            default = prop.get("default") if isinstance(prop, dict) else None
+            found = _URL.match(default) if isinstance(default, str) else None
+            if found is not None and found.group(1).lower() not in LOOPBACK_HOSTS:
+                hosts.append(found.group(1).lower())
+    return list(dict.fromkeys(hosts))
+
+
+def unread_nodes(workflow: dict[str, Any]) -> list[str]:
+    """Nodes with a credential (a service they call) whose hosts the JSON does not tell."""
+    reading = {call.node for call in calls(workflow)}
+    return [
+        str(node.get("name"))
+        for node in workflow.get("nodes", [])
+        if isinstance(node, dict)
+        and not node.get("disabled", False)
+        and isinstance(node.get("credentials"), dict)
+        and set(node["credentials"]) - {"postgres"}
+        and str(node.get("name")) not in reading
+    ]

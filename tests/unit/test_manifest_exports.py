@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from harness.credential_catalogue import installed_catalogue
 from harness.errors import ConfigError
 from harness.manifest import WorkflowUnderTest, load_manifest
 
@@ -124,6 +125,51 @@ def test_upstreams_become_the_fakes_config() -> None:
 
 
 # -- warnings ------------------------------------------------------------------------------
+
+
+def _telegram_node(doc: dict[str, Any]) -> None:
+    doc["nodes"].append(
+        {
+            "name": "Alert",
+            "type": "n8n-nodes-base.telegram",
+            "parameters": {"chatId": "1", "text": "x"},
+            "credentials": {"telegramApi": {"id": "7", "name": "Telegram"}},
+        }
+    )
+
+
+def test_a_service_node_calls_its_credentials_base_url_host(tmp_path: Path) -> None:
+    unmapped = load_with(tmp_path / "a", "stripe_node_charge", workflow=_telegram_node)
+    if installed_catalogue():  # n8n's catalogue says Telegram's base URL
+        (line,) = unmapped.warnings
+        assert "node 'Alert' calls api.telegram.org but field 'upstreams' does not map it" in line
+    mapped = load_with(
+        tmp_path / "b",
+        "stripe_node_charge",
+        lambda m: m["upstreams"].update({"api.telegram.org": "record"}),
+        _telegram_node,
+    )
+    assert mapped.warnings == ()
+
+
+def test_a_node_whose_hosts_are_unknown_keeps_mapped_hosts_quiet(tmp_path: Path) -> None:
+    def slack(doc: dict[str, Any]) -> None:
+        doc["nodes"].append(
+            {
+                "name": "Notify",
+                "type": "n8n-nodes-base.slack",
+                "parameters": {},
+                "credentials": {"slackApi": {"id": "8", "name": "Slack"}},
+            }
+        )
+
+    wut = load_with(
+        tmp_path,
+        "stripe_node_charge",
+        lambda m: m["upstreams"].update({"slack.com": "record"}),
+        slack,
+    )
+    assert wut.warnings == ()
 
 
 def test_a_mapped_host_no_node_calls_warns(tmp_path: Path) -> None:

@@ -92,12 +92,7 @@ def upstream_warnings(
     """Mapped hosts no node calls, effect routes no node reaches, called hosts no fake answers."""
     calls = [call for _, workflow in workflows for call in wh.calls(workflow)]
     # A token host is called by n8n itself when it refreshes a credential's token.
-    called = {call.host for call in calls} | {
-        TOKEN_HOSTS[r.type]
-        for _, workflow in workflows
-        for r in creds.references(workflow)
-        if r.type in TOKEN_HOSTS
-    }
+    called = {call.host for call in calls}.union(*(token_hosts(w) for _, w in workflows))
     found = []
     for host, spec in upstreams.items():
         if host not in called:
@@ -142,7 +137,6 @@ def token_upstreams(workflow: dict[str, Any], mapped: Collection[str]) -> list[U
     a refresh (n8n's answer to a 401) stays in the stack instead of meeting the proxy's 502."""
     from fake_providers.upstreams import Route, RouteTemplate, Upstream
 
-    hosts = {TOKEN_HOSTS[r.type] for r in creds.references(workflow) if r.type in TOKEN_HOSTS}
     route = Route("POST", TOKEN_PATH)
     return [
         Upstream(
@@ -151,8 +145,18 @@ def token_upstreams(workflow: dict[str, Any], mapped: Collection[str]) -> list[U
             reads=(route,),
             templates=(RouteTemplate(route, 200, json.dumps(REFRESHED_TOKEN)),),
         )
-        for host in sorted(hosts - set(mapped))
+        for host in sorted(token_hosts(workflow) - set(mapped))
     ]
+
+
+def token_hosts(workflow: dict[str, Any]) -> set[str]:
+    """Where n8n would refresh the tokens of the credentials the workflow's nodes reference
+    or need (a need the manifest's ``credentials`` fills gets its reference at deploy)."""
+    types = {r.type for r in creds.references(workflow)}
+    for node in workflow.get("nodes", []):
+        if isinstance(node, dict) and not node.get("disabled", False):
+            types.update(creds.needed_types(node))
+    return {TOKEN_HOSTS[t] for t in types if t in TOKEN_HOSTS}
 
 
 def _reaches(call: wh.Call, method: str, path: str) -> bool:

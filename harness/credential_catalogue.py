@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -26,6 +27,8 @@ CATALOGUE_FILE = "node_modules/n8n-nodes-base/dist/types/credentials.json"
 # A type extending one of these needs a token from an authorization flow.
 _TOKEN_FLOWS = frozenset({"oAuth1Api", "oAuth2Api"})
 _SKIPPED_KINDS = frozenset({"hidden", "notice"})
+_HOST_FIELD = re.compile(r"host|hostname|server", re.IGNORECASE)
+_NEEDS_REAL_KEY = re.compile(r"private_?key|certificate|passphrase", re.IGNORECASE)
 
 Catalogue = Mapping[str, Mapping[str, Any]]
 
@@ -65,6 +68,9 @@ def generic_fill(type_: str, secret: str, types: Catalogue | None = None) -> dic
             value = _value(prop, secret)
             if value is not None:
                 data[str(prop["name"])] = value
+    # A key that must parse (a service account's PEM) cannot be a random secret.
+    if any(_NEEDS_REAL_KEY.search(field) and value for field, value in data.items()):
+        return None
     return data
 
 
@@ -85,6 +91,9 @@ def _value(prop: Mapping[str, Any], secret: str) -> Any:
     if kind == "string":
         if isinstance(default, str) and default:
             return default
+        # A raw TCP service (FTP, a database) connects to no name that DNS would look up.
+        if _HOST_FIELD.fullmatch(str(prop["name"])):
+            return "127.0.0.1"
         # A key or token the node sends gets the secret; an optional field stays empty, as
         # the editor leaves it (a filled organization id or domain would change requests).
         options = prop.get("typeOptions") or {}

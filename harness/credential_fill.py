@@ -50,11 +50,26 @@ def _smtp(ctx: FillContext) -> dict[str, Any]:
 
 
 def _oauth2_client(ctx: FillContext) -> dict[str, Any]:
-    """Google's OAuth2 types: only the client is settable through the public API (n8n's
-    public-api credentials.utils validateCredentialData allows the type's non-hidden
-    properties only, so no ``oauthTokenData``): a node using one fails with n8n's "not
-    connected" until a token is written into the credential (not done yet)."""
     return {"clientId": "n8n-chaos", "clientSecret": ctx.secret}
+
+
+def _oauth2_connected(ctx: FillContext) -> dict[str, Any]:
+    """An authorization-code type (Google's) as n8n stores it once connected: the client and
+    the token its OAuth2 callback would have saved. n8n signs each request with the access
+    token and refreshes only when the API answers 401, at the type's own token URL
+    (``https://oauth2.googleapis.com/token`` for Google, a hidden field): the harness maps
+    that host to a token fake (``harness.upstream_config.token_upstreams``). Created through
+    the editor's API (``N8nApi.create_credential``): the public one refuses the token."""
+    return {
+        **_oauth2_client(ctx),
+        "oauthTokenData": {
+            "access_token": f"ya29.n8n-chaos-{ctx.secret}",
+            "refresh_token": f"1//n8n-chaos-{ctx.secret}",
+            "token_type": "Bearer",
+            "expires_in": 3599,
+            "scope": "",
+        },
+    }
 
 
 def _oauth2_generic(ctx: FillContext) -> dict[str, Any]:
@@ -75,14 +90,25 @@ FILLABLE: dict[str, Callable[[FillContext], dict[str, Any]]] = {
     "httpBasicAuth": lambda ctx: {"user": BASIC_AUTH_USER, "password": ctx.secret},
     "httpHeaderAuth": lambda ctx: {"name": HEADER_AUTH_NAME, "value": f"Bearer {ctx.secret}"},
     "oAuth2Api": _oauth2_generic,
-    "googleSheetsOAuth2Api": _oauth2_client,
-    "gmailOAuth2": _oauth2_client,
+    "googleOAuth2Api": _oauth2_connected,
+    "googleSheetsOAuth2Api": _oauth2_connected,
+    "gmailOAuth2": _oauth2_connected,
     "notionApi": lambda ctx: {"apiKey": f"secret_{ctx.secret}"},
     "airtableTokenApi": lambda ctx: {"accessToken": f"pat{ctx.secret}"},
     "sendGridApi": lambda ctx: {"apiKey": f"SG.{ctx.secret}"},
     "pipedriveApi": lambda ctx: {"apiToken": ctx.secret},
     # HubSpot's private-app token (the HTTP Request node's predefined type for api.hubapi.com).
     "hubspotAppToken": lambda ctx: {"appToken": f"pat-na1-{ctx.secret}"},
+}
+
+
+# Where n8n refreshes a connected type's token (the type's hidden ``accessTokenUrl``): the
+# harness answers it with a token fake (``harness.upstream_config.token_upstreams``).
+GOOGLE_TOKEN_HOST = "oauth2.googleapis.com"
+TOKEN_HOSTS = {
+    "googleOAuth2Api": GOOGLE_TOKEN_HOST,
+    "googleSheetsOAuth2Api": GOOGLE_TOKEN_HOST,
+    "gmailOAuth2": GOOGLE_TOKEN_HOST,
 }
 
 

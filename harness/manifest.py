@@ -208,8 +208,12 @@ class WorkflowUnderTest:
     trigger_auth: TriggerAuth | None = field(default=None, hash=False, compare=False, repr=False)
 
     def upstream_configs(self) -> list[Upstream]:
-        """The manifest's upstreams as ``fake_providers.upstreams.Upstream`` objects."""
-        return upstream_config.configs_of(self.upstreams, self.business_key)
+        """The manifest's upstreams as ``fake_providers.upstreams.Upstream`` objects, plus
+        the token fake of each OAuth2 credential the workflow references (unless mapped)."""
+        return [
+            *upstream_config.configs_of(self.upstreams, self.business_key),
+            *upstream_config.token_upstreams(self.workflow, self.upstreams),
+        ]
 
     @property
     def effect_kind(self) -> str:

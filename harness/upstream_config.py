@@ -9,12 +9,15 @@ route no node reaches, a host a node calls that no fake answers (the proxy answe
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Collection
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness import credentials as creds
 from harness import workflow_hosts as wh
+from harness.credential_fill import TOKEN_HOSTS
 from harness.manifest_upstreams import UpstreamSpec, parse_route
 
 if TYPE_CHECKING:
@@ -88,7 +91,8 @@ def upstream_warnings(
 ) -> list[str]:
     """Mapped hosts no node calls, effect routes no node reaches, called hosts no fake answers."""
     calls = [call for _, workflow in workflows for call in wh.calls(workflow)]
-    called = {call.host for call in calls}
+    # A token host is called by n8n itself when it refreshes a credential's token.
+    called = {call.host for call in calls}.union(*(token_hosts(w) for _, w in workflows))
     unread = [name for _, workflow in workflows for name in wh.unread_nodes(workflow)]
     found = []
     for host, spec in upstreams.items():
@@ -114,6 +118,46 @@ def upstream_warnings(
                 "(or the fake that fits)"
             )
     return list(dict.fromkeys(found))
+
+
+# What the token fake answers a refresh with (Google's token response; no refresh_token: n8n
+# keeps the one it has).
+REFRESHED_TOKEN = {
+    "access_token": "ya29.n8n-chaos-refreshed",
+    "token_type": "Bearer",
+    "expires_in": 3599,
+    "scope": "",
+}
+TOKEN_PATH = "/token"
+
+
+def token_upstreams(workflow: dict[str, Any], mapped: Collection[str]) -> list[Upstream]:
+    """A token fake for each host where a credential the workflow references refreshes its
+    OAuth2 token (``TOKEN_HOSTS``), unless the manifest maps that host itself: a ``record``
+    upstream whose ``POST /token`` is a read (never a commit) answering a fresh token, so
+    a refresh (n8n's answer to a 401) stays in the stack instead of meeting the proxy's 502."""
+    from fake_providers.upstreams import Route, RouteTemplate, Upstream
+
+    route = Route("POST", TOKEN_PATH)
+    return [
+        Upstream(
+            host=host,
+            fake="record",
+            reads=(route,),
+            templates=(RouteTemplate(route, 200, json.dumps(REFRESHED_TOKEN)),),
+        )
+        for host in sorted(token_hosts(workflow) - set(mapped))
+    ]
+
+
+def token_hosts(workflow: dict[str, Any]) -> set[str]:
+    """Where n8n would refresh the tokens of the credentials the workflow's nodes reference
+    or need (a need the manifest's ``credentials`` fills gets its reference at deploy)."""
+    types = {r.type for r in creds.references(workflow)}
+    for node in workflow.get("nodes", []):
+        if isinstance(node, dict) and not node.get("disabled", False):
+            types.update(creds.needed_types(node))
+    return {TOKEN_HOSTS[t] for t in types if t in TOKEN_HOSTS}
 
 
 def _reaches(call: wh.Call, method: str, path: str) -> bool:

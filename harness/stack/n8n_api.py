@@ -1,5 +1,12 @@
 """n8n's public API (X-N8N-API-KEY) and the headless owner/API-key bootstrap.
 
+A credential whose data carries an OAuth2 token (``oauthTokenData``) is created through the
+editor's REST API with the owner's session instead: the public API refuses every field its
+type does not show (``public-api .../credentials.utils`` ``validateCredentialData``,
+``additionalProperties: false`` over the non-hidden properties), while the editor's
+``POST /rest/credentials`` takes any data object and encrypts it with n8n's own Cipher
+(``CredentialsService.createCredential``), as the OAuth2 callback would have stored it.
+
 Publication: on 2.40+ ``/publish`` goes through an outbox and the webhook may register after
 the 200, so ``publish_and_wait`` polls the production webhook until it stops answering 404.
 """
@@ -169,11 +176,27 @@ def bootstrap_owner(base_url: str) -> Owner:
     return Owner(email=email, password=password, api_key=str(raw))
 
 
-class N8nApi:
-    """A small typed client of the public API, for setup and for the oracle's evidence."""
+# The editor's session is bound to a browser id (n8n's auth cookie carries its hash).
+BROWSER_ID = "n8n-chaos"
+OAUTH_TOKEN_FIELD = "oauthTokenData"
 
-    def __init__(self, base_url: str, api_key: str, timeout_s: float = 30.0) -> None:
+
+class N8nApi:
+    """A small typed client of the public API, for setup and for the oracle's evidence.
+    ``owner`` (its email and password) is needed only to create OAuth2 credentials that carry
+    a token (see the module's docstring)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        timeout_s: float = 30.0,
+        owner: Owner | None = None,
+    ) -> None:
         self.base_url = base_url
+        self._owner = owner
+        self._timeout_s = timeout_s
+        self._session: httpx.Client | None = None
         self._client = loopback.client(
             base_url=f"{base_url}/api/v1",
             headers={"X-N8N-API-KEY": api_key},
@@ -182,9 +205,13 @@ class N8nApi:
 
     def close(self) -> None:
         self._client.close()
+        if self._session is not None:
+            self._session.close()
 
     # -- credentials and workflows ----------------------------------------------------
     def create_credential(self, name: str, type_: str, data: dict[str, Any]) -> str:
+        if OAUTH_TOKEN_FIELD in data:
+            return self._create_credential_in_editor(name, type_, data)
         body = _check(
             self._client.post(
                 "/credentials",
@@ -197,6 +224,35 @@ class N8nApi:
             f"create credential {name!r}",
         )
         return str(body["id"])
+
+    def _create_credential_in_editor(self, name: str, type_: str, data: dict[str, Any]) -> str:
+        body = _check(
+            self._editor().post("/credentials", json={"name": name, "type": type_, "data": data}),
+            f"create credential {name!r} with its OAuth2 token",
+        )
+        return str(body.get("data", body)["id"])
+
+    def _editor(self) -> httpx.Client:
+        """The owner's session on the editor's REST API (logged in once, on first use)."""
+        if self._session is None:
+            if self._owner is None:
+                raise SetupError(
+                    "creating an OAuth2 credential with its token needs the owner's login, "
+                    "which this API client was not given (N8nApi(..., owner=...))"
+                )
+            session = loopback.client(
+                base_url=f"{self.base_url}/rest",
+                headers={"browser-id": BROWSER_ID},
+                timeout=self._timeout_s,
+            )
+            login = {"emailOrLdapLoginId": self._owner.email, "password": self._owner.password}
+            try:
+                _check(session.post("/login", json=login), "log the owner in")
+            except SetupError:
+                session.close()
+                raise
+            self._session = session
+        return self._session
 
     def create_workflow(self, workflow: dict[str, Any]) -> str:
         body = creatable(workflow)

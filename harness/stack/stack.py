@@ -401,7 +401,7 @@ class Stack:
             )
         progress("creating the owner, an API key and the ledger credential")
         self.owner = bootstrap_owner(self.main.base_url)
-        self.api = N8nApi(self.main.base_url, self.owner.api_key)
+        self.api = N8nApi(self.main.base_url, self.owner.api_key, owner=self.owner)
         self.ledger_credential_id = self.api.create_credential(
             LEDGER_CREDENTIAL_NAME,
             "postgres",

@@ -29,6 +29,7 @@ CATALOGUE = {
             {"name": "notice", "type": "notice", "default": ""},
             {"name": "hiddenThing", "type": "hidden", "default": "x"},
             {"name": "computed", "type": "string", "default": "={{$self.orgId}}"},
+            {"name": "host", "type": "string", "default": "", "required": True},
         ],
     },
     "chatEnterpriseApi": {
@@ -52,6 +53,7 @@ def test_every_field_gets_its_default_or_the_secret_where_the_node_sends_one() -
         "region": "eu",
         "verbose": False,
         "retries": 3,
+        "host": "127.0.0.1",
     }
 
 
@@ -62,7 +64,12 @@ def test_a_child_type_overrides_its_parents_fields() -> None:
     assert data["accessToken"] == "n8n-chaos-S"
 
 
-def test_unknown_types_and_authorization_flows_are_not_filled() -> None:
+def test_unknown_types_authorization_flows_and_real_keys_are_not_filled() -> None:
+    pem = {
+        "name": "keyApi",
+        "properties": [{"name": "privateKey", "type": "string", "required": True}],
+    }
+    assert generic_fill("keyApi", "S", {"keyApi": pem}) is None
     assert generic_fill("nosuchApi", "S", CATALOGUE) is None
     assert generic_fill("chatOAuth2Api", "S", CATALOGUE) is None
 

@@ -8,12 +8,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from harness import credentials as creds
-from harness.credential_fill import FILLABLE, FillContext, credential_data
+from harness import loopback
+from harness.credential_fill import FILLABLE, TOKEN_HOSTS, FillContext, credential_data
 from harness.errors import SetupError
 from harness.manifest import load_manifest
+from harness.stack.n8n_api import N8nApi, Owner
 
 EXPORTS = Path(__file__).parent / "fixtures" / "exports"
 
@@ -118,8 +121,6 @@ def test_every_fillable_type_fills_without_secrets_shared_between_runs() -> None
     one, two = FillContext(smtp_port=1), FillContext(smtp_port=1)
     for type_, fill in FILLABLE.items():
         assert fill(one) != fill(two), type_
-    # What n8n's public API accepts on create: no hidden fields such as oauthTokenData.
-    assert "oauthTokenData" not in FILLABLE["gmailOAuth2"](one)
     assert FILLABLE["oAuth2Api"](one)["grantType"] == "clientCredentials"
     # Only the fields of n8n's type (HubspotAppToken.credentials: appToken).
     assert set(FILLABLE["hubspotAppToken"](one)) == {"appToken"}
@@ -158,3 +159,77 @@ def test_every_fillable_type_fills_without_secrets_shared_between_runs() -> None
 )
 def test_needed_types(node: dict[str, Any], types: list[str]) -> None:
     assert creds.needed_types(node) == types
+
+
+@pytest.mark.parametrize(
+    ("name", "type_"),
+    [("gmail_receipt", "gmailOAuth2"), ("sheets_order_row", "googleSheetsOAuth2Api")],
+)
+def test_google_oauth2_credentials_are_created_connected(name: str, type_: str) -> None:
+    """As n8n stores them after its OAuth2 callback: the client, and a token the node signs
+    its requests with (n8n refuses an authorization-code type without ``oauthTokenData``:
+    "OAuth credentials not connected"). The token URL is the type's own (hidden) one."""
+    create = Recorder()
+    bound = creds.provision(load_manifest(EXPORTS / name).workflow, create, FillContext("s"), {})
+    [(_, created_type, data)] = create.created
+    assert created_type == type_
+    assert data == {
+        "clientId": "n8n-chaos",
+        "clientSecret": "s",
+        "oauthTokenData": {
+            "access_token": "ya29.n8n-chaos-s",
+            "refresh_token": "1//n8n-chaos-s",
+            "token_type": "Bearer",
+            "expires_in": 3599,
+            "scope": "",
+        },
+    }
+    assert "accessTokenUrl" not in data and "grantType" not in data
+    assert bound["nodes"][1]["credentials"][type_]["id"] == "new-1"
+    assert TOKEN_HOSTS[type_] == "oauth2.googleapis.com"
+
+
+def test_an_oauth2_credential_with_a_token_goes_through_the_editors_api() -> None:
+    """The public API refuses ``oauthTokenData`` (not a field the type shows); the editor's
+    POST /rest/credentials, after the owner's login, takes it and n8n encrypts it."""
+    seen: list[tuple[str, str, dict[str, str], Any]] = []
+
+    def n8n(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content) if request.content else None
+        seen.append((request.method, request.url.path, dict(request.headers), body))
+        if request.url.path == "/rest/login":
+            return httpx.Response(200, json={"data": {}}, headers={"set-cookie": "n8n-auth=t"})
+        if request.url.path == "/rest/credentials":
+            return httpx.Response(200, json={"data": {"id": "c-1"}})
+        return httpx.Response(200, json={"id": "p-1"})
+
+    owner = Owner("o@x.test", "pw", "key")
+    api = N8nApi("http://127.0.0.1:9", "key", owner=owner)
+    transport = httpx.MockTransport(n8n)
+    api._client = httpx.Client(base_url="http://127.0.0.1:9/api/v1", transport=transport)
+    real_client = loopback.client
+    try:
+        loopback.client = lambda **kw: httpx.Client(transport=transport, **kw)  # type: ignore[assignment]
+        data = FILLABLE["gmailOAuth2"](FillContext("s"))
+        assert api.create_credential("Gmail", "gmailOAuth2", data) == "c-1"
+        assert api.create_credential("Gmail 2", "gmailOAuth2", data) == "c-1"
+        assert api.create_credential("Stripe", "stripeApi", {"secretKey": "sk_test_s"}) == "p-1"
+    finally:
+        loopback.client = real_client  # type: ignore[assignment]
+    paths = [(method, path) for method, path, _, _ in seen]
+    assert paths == [
+        ("POST", "/rest/login"),  # once: the session is kept
+        ("POST", "/rest/credentials"),
+        ("POST", "/rest/credentials"),
+        ("POST", "/api/v1/credentials"),
+    ]
+    assert seen[0][3] == {"emailOrLdapLoginId": "o@x.test", "password": "pw"}
+    assert seen[1][2]["browser-id"] == seen[0][2]["browser-id"]
+    assert seen[1][2]["cookie"] == "n8n-auth=t"
+    assert seen[1][3] == {"name": "Gmail", "type": "gmailOAuth2", "data": data}
+
+
+def test_without_the_owner_an_oauth2_token_is_a_setup_error() -> None:
+    api = N8nApi("http://127.0.0.1:9", "key")
+    with pytest.raises(SetupError, match="needs the owner's login"):
+        api.create_credential("Gmail", "gmailOAuth2", FILLABLE["gmailOAuth2"](FillContext()))

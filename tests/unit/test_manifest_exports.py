@@ -18,7 +18,14 @@ from harness.errors import ConfigError
 from harness.manifest import WorkflowUnderTest, load_manifest
 
 EXPORTS = Path(__file__).parent / "fixtures" / "exports"
-NAMES = ("form_notion", "smtp_receipt", "stripe_http_form", "stripe_node_charge")
+NAMES = (
+    "form_notion",
+    "gmail_receipt",
+    "sheets_order_row",
+    "smtp_receipt",
+    "stripe_http_form",
+    "stripe_node_charge",
+)
 
 
 def copied(tmp_path: Path, name: str) -> Path:
@@ -122,6 +129,27 @@ def test_upstreams_become_the_fakes_config() -> None:
     assert (stripe.fake, stripe.effects) == ("stripe", ())
     assert stripe.reference is not None
     assert (stripe.reference.kind, stripe.reference.where) == ("form", "metadata[order_id]")
+
+
+def test_a_google_oauth2_credential_brings_its_token_fake_unless_mapped(tmp_path: Path) -> None:
+    pytest.importorskip("fake_providers.upstreams")
+    gmail, token = load_manifest(EXPORTS / "gmail_receipt").upstream_configs()
+    assert (gmail.host, token.host, token.fake) == (
+        "www.googleapis.com",
+        "oauth2.googleapis.com",
+        "record",
+    )
+    assert token.is_read("POST", "/token") and token.template_for("POST", "/token") is not None
+    own = {"fake": "record", "reads": ["POST /token"]}
+    mapped = load_with(
+        tmp_path,
+        "gmail_receipt",
+        lambda m: m["upstreams"].update({"oauth2.googleapis.com": own}),
+    )
+    hosts = [u.host for u in mapped.upstream_configs()]
+    assert hosts == ["www.googleapis.com", "oauth2.googleapis.com"]  # the manifest's, once
+    assert mapped.warnings == ()  # n8n calls it on a refresh: no "no node calls" warning
+    assert mapped.upstream_configs()[1].templates == ()
 
 
 # -- warnings ------------------------------------------------------------------------------
@@ -315,6 +343,21 @@ def test_a_type_the_harness_cannot_fill_names_the_manifest_field(tmp_path: Path)
         load_with(tmp_path, "stripe_http_form", workflow=hunter)
     given = lambda m: m.update(credentials={"Hunter": {"apiKey": "test"}})  # noqa: E731
     assert load_with(tmp_path / "again", "stripe_http_form", given, hunter).warnings == ()
+
+
+def test_gmail_through_a_service_account_is_one_line_naming_the_type(tmp_path: Path) -> None:
+    def service_account(doc: dict[str, Any]) -> None:
+        node = doc["nodes"][1]
+        node["parameters"]["authentication"] = "serviceAccount"
+        node["credentials"] = {"googleApi": {"id": "Sa1", "name": "Google service account"}}
+
+    with pytest.raises(
+        ConfigError,
+        match=r"node 'Send a message' uses a googleApi credential \(Google service account\) "
+        r"that the harness cannot fill; give its data in .*manifest.json field "
+        r"'credentials.googleApi'",
+    ):
+        load_with(tmp_path, "gmail_receipt", workflow=service_account)
 
 
 def test_a_form_body_field_the_form_lacks_is_refused(tmp_path: Path) -> None:

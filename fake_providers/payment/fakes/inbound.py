@@ -3,11 +3,15 @@ Stripe reads them, JSON bodies, and the business reference per the Upstream's Re
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from email import message_from_bytes
+from email.header import decode_header, make_header
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -35,7 +39,7 @@ class UpstreamRequest:
     raw_body: bytes = b""
     form: list[tuple[str, str]] = field(default_factory=list)  # form pairs as sent
     params: Any = None  # nested form fields, or the JSON document, or None
-    subject: str = ""  # mail only
+    subject: str = ""  # mail, and a Gmail API send's message (``mime_subject``)
 
     def fingerprint(self) -> str:
         """Endpoint and parameters, not bytes: reordered form fields are the same request."""
@@ -68,7 +72,22 @@ async def read_upstream_request(request: Request, max_bytes: int) -> UpstreamReq
         raw_body=raw,
         form=form,
         params=params,
+        subject=mime_subject(params),
     )
+
+
+def mime_subject(params: Any) -> str:
+    """The Subject of the message a JSON body carries as Gmail's API sends it (``{"raw":
+    base64url RFC 2822}``, users.messages.send), decoded; "" for any other body. It lets a
+    ``subject`` reference find the business key in an email sent through the Gmail node."""
+    raw = params.get("raw") if isinstance(params, dict) else None
+    if not isinstance(raw, str):
+        return ""
+    try:
+        message = message_from_bytes(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+        return str(make_header(decode_header(str(message.get("subject", "")))))
+    except (binascii.Error, ValueError, LookupError):
+        return ""
 
 
 def nest_form(pairs: list[tuple[str, str]]) -> dict[str, Any]:

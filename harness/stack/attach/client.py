@@ -427,7 +427,7 @@ def _rebuild(
         workers=[proc for proc in n8n.values() if proc.role == "worker"],
         webhook=n8n.get("webhook"),
         owner=owner,
-        api=N8nApi(n8n["main"].base_url, owner.api_key),
+        api=N8nApi(n8n["main"].base_url, owner.api_key, owner=owner),
         ledger_credential_id=str(state["ledger_credential_id"]),
         intercept=intercept,
         owner_state=state,

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import base64
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from fake_providers.payment.fakes.inbound import mime_subject
 from fake_providers.upstreams import ReferenceSource, Route, RouteTemplate, Upstream
+from harness.manifest import load_manifest
+from harness.upstream_config import REFRESHED_TOKEN, token_upstreams
 
 from .conftest import InProcessProvider
 from .upstream_helpers import configure
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(30)]
+EXPORTS = Path(__file__).parents[1] / "fixtures" / "exports"
 
 NOTION = Upstream(
     "api.notion.com",
@@ -204,3 +210,44 @@ async def test_number_ids_and_a_listing_in_the_apis_own_shape(inproc: InProcessP
     listed = await send(inproc, "GET", "/v2/customers", host=host)
     [record] = listed.json()["items"]
     assert record["name"] == "Ada"
+
+
+async def test_a_gmail_send_is_a_commit_keyed_by_its_messages_subject(
+    inproc: InProcessProvider,
+) -> None:
+    """Gmail's users.messages.send carries the message as base64url RFC 2822 in ``raw``:
+    a ``subject`` reference reads its (encoded-word) Subject."""
+    gmail = Upstream("www.googleapis.com", "record", ReferenceSource("subject", r"Order (\S+) ok"))
+    await configure(inproc, gmail)
+    message = b"To: a@x.test\r\nSubject: =?UTF-8?B?T3JkZXIgQS03IG9r?=\r\n\r\nThanks"
+    raw = base64.urlsafe_b64encode(message).decode().rstrip("=")  # unpadded, as n8n sends it
+    answer = await send(
+        inproc, "POST", "/gmail/v1/users/me/messages/send", "www.googleapis.com", json={"raw": raw}
+    )
+    assert answer.status_code == 200
+    assert len(await inproc.commits(reference="A-7")) == 1
+
+
+async def test_the_subject_of_a_body_that_is_no_gmail_message_is_empty() -> None:
+    assert mime_subject({"raw": "not base64 !"}) == ""
+    assert mime_subject({"raw": 3}) == mime_subject(["raw"]) == mime_subject(None) == ""
+
+
+async def test_the_token_fake_answers_a_refresh_without_a_commit(
+    inproc: InProcessProvider,
+) -> None:
+    (token,) = token_upstreams(load_manifest(EXPORTS / "gmail_receipt").workflow, ())
+    await configure(inproc, token)
+    form = "grant_type=refresh_token&refresh_token=1%2F%2Fr&client_id=n8n-chaos"
+    answer = await send(
+        inproc,
+        "POST",
+        "/token",
+        "oauth2.googleapis.com",
+        content=form,
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert answer.status_code == 200
+    assert answer.json()["access_token"] == REFRESHED_TOKEN["access_token"]
+    assert answer.json()["token_type"] == "Bearer"
+    assert await inproc.commits() == []

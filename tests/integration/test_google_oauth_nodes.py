@@ -1,0 +1,86 @@
+"""Exports with n8n's Gmail and Google Sheets nodes, unmodified, run under the harness: their
+OAuth2 credentials are created connected (a token in ``oauthTokenData``), the node's request
+goes through the intercepting proxy to the record fake and is a commit with the business key,
+and a token refresh (n8n's answer to a 401) is answered by the token fake, inside the stack."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from harness.deployment import Deployment, deploy_under_test
+from harness.manifest import WorkflowUnderTest, load_manifest
+from harness.runner import route_upstreams
+from harness.stack.stack import Stack
+from harness.upstream_config import TOKEN_PATH
+
+pytestmark = pytest.mark.integration
+
+EXPORTS = Path(__file__).resolve().parents[1] / "unit" / "fixtures" / "exports"
+TIMEOUT_S = 60.0
+
+
+def deployed(stack: Stack, name: str) -> tuple[WorkflowUnderTest, Deployment]:
+    wut = load_manifest(EXPORTS / name).with_path_suffix(uuid.uuid4().hex[:6])
+    route_upstreams(stack, wut)
+    return wut, deploy_under_test(stack, wut)
+
+
+def trigger(wut: WorkflowUnderTest, deployment: Deployment, key: str) -> httpx.Response:
+    assert deployment.main.webhook_url is not None
+    request = wut.render_request(key, f"evt-{key}")
+    return httpx.request(
+        wut.method, deployment.main.webhook_url, json=request.body, timeout=TIMEOUT_S
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "host", "path_start"),
+    [
+        ("gmail_receipt", "www.googleapis.com", "/gmail/v1/users/me/messages/send"),
+        ("sheets_order_row", "sheets.googleapis.com", "/v4/spreadsheets/"),
+    ],
+)
+def test_the_nodes_request_is_a_commit_at_the_fake(
+    n8n_stack: Stack, name: str, host: str, path_start: str
+) -> None:
+    wut, deployment = deployed(n8n_stack, name)
+    key = f"it-{name}-{uuid.uuid4().hex[:8]}"
+    assert n8n_stack.intercept is not None
+    seen = len(n8n_stack.intercept.journal())
+    response = trigger(wut, deployment, key)
+    assert response.status_code == 200, response.text
+    commits = n8n_stack.require_provider().control.commits(reference=key)
+    assert [c.effect for c in commits] == ["record"], commits
+    calls = [e for e in n8n_stack.intercept.journal()[seen:] if e.host == host]
+    assert calls and all(e.outcome == "forwarded" and e.status == 200 for e in calls), calls
+    assert any(e.path.startswith(path_start) and e.method in ("POST", "PUT") for e in calls)
+
+
+def test_a_401_makes_n8n_refresh_at_the_token_fake(n8n_stack: Stack) -> None:
+    """The send route answers 401: n8n refreshes the token (POST oauth2.googleapis.com/token,
+    a read of the token fake) and retries once; the retry's 401 fails the node."""
+    wut, deployment = deployed(n8n_stack, "gmail_receipt")
+    configs = wut.upstream_configs()
+    gmail = next(u for u in configs if u.host == "www.googleapis.com")
+    unauthorized = tuple(dataclasses.replace(t, status=401) for t in gmail.templates)
+    control = n8n_stack.require_provider().control
+    control.set_upstreams(
+        [dataclasses.replace(gmail, templates=unauthorized) if u is gmail else u for u in configs]
+    )
+    assert n8n_stack.intercept is not None
+    seen = len(n8n_stack.intercept.journal())
+    key = f"it-refresh-{uuid.uuid4().hex[:8]}"
+    response = trigger(wut, deployment, key)
+    assert response.status_code == 500, response.text
+    journal = n8n_stack.intercept.journal()[seen:]
+    refreshes = [e for e in journal if e.host == "oauth2.googleapis.com"]
+    assert [(e.method, e.path, e.outcome, e.status) for e in refreshes] == [
+        ("POST", TOKEN_PATH, "forwarded", 200)
+    ]
+    sends = [e for e in journal if e.host == "www.googleapis.com"]
+    assert [e.status for e in sends] == [401, 401]  # the first token, then the refreshed one

@@ -30,6 +30,7 @@ class FillContext:
     smtp_host: str = "127.0.0.1"
     smtp_port: int | None = None
     token_url: str = "http://127.0.0.1:9/oauth2/token"
+    redis_port: int | None = None
 
 
 def _smtp(ctx: FillContext) -> dict[str, Any]:
@@ -84,9 +85,28 @@ def _oauth2_generic(ctx: FillContext) -> dict[str, Any]:
     }
 
 
+# n8n's queue uses database 0 of the stack's Redis; a workflow's own keys (a dedup SETNX) get
+# another, so its Redis node meets real Redis semantics without touching the queue.
+WORKFLOW_REDIS_DB = 1
+
+
+def _redis(ctx: FillContext) -> dict[str, Any]:
+    if ctx.redis_port is None:
+        raise LookupError("the stack has no Redis address for the workflow's Redis node")
+    return {
+        "host": "127.0.0.1",
+        "port": ctx.redis_port,
+        "database": WORKFLOW_REDIS_DB,
+        "user": "",
+        "password": "",
+        "ssl": False,
+    }
+
+
 FILLABLE: dict[str, Callable[[FillContext], dict[str, Any]]] = {
     "stripeApi": lambda ctx: {"secretKey": f"sk_test_{ctx.secret}"},
     "smtp": _smtp,
+    "redis": _redis,
     "httpBasicAuth": lambda ctx: {"user": BASIC_AUTH_USER, "password": ctx.secret},
     "httpHeaderAuth": lambda ctx: {"name": HEADER_AUTH_NAME, "value": f"Bearer {ctx.secret}"},
     "oAuth2Api": _oauth2_generic,

@@ -113,7 +113,7 @@ def check(
     given: dict[str, dict[str, Any]],
 ) -> None:
     """Every credential the workflow needs is referenced and fillable, else one error line."""
-    ctx = FillContext(smtp_port=0)  # the shapes only; no data leaves this check
+    ctx = FillContext(smtp_port=0, redis_port=0)  # the shapes only; no data leaves this check
     for node in workflow.get("nodes", []):
         if node.get("disabled", False):
             continue

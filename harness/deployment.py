@@ -89,10 +89,11 @@ def deploy_under_test(stack: Stack, wut: WorkflowUnderTest) -> Deployment:
 
 def fill_context(stack: Stack) -> FillContext:
     """This run's addresses for credential data: the SMTP sink behind the stack's "smtp"
-    link, an OAuth2 token endpoint on the provider; a fresh secret."""
+    link, the stack's Redis, an OAuth2 token endpoint on the provider; a fresh secret."""
     provider = stack.provider
     return FillContext(
         smtp_port=stack.listen_ports.get("smtp"),
+        redis_port=stack.redis.port,
         token_url=(
             f"http://{provider.address}/oauth2/token"
             if provider is not None

@@ -13,7 +13,13 @@ import pytest
 
 from harness import credentials as creds
 from harness import loopback
-from harness.credential_fill import FILLABLE, TOKEN_HOSTS, FillContext, credential_data
+from harness.credential_fill import (
+    FILLABLE,
+    TOKEN_HOSTS,
+    WORKFLOW_REDIS_DB,
+    FillContext,
+    credential_data,
+)
 from harness.errors import SetupError
 from harness.manifest import load_manifest
 from harness.stack.n8n_api import N8nApi, Owner
@@ -118,9 +124,18 @@ def test_the_manifest_overlays_by_type_then_by_name() -> None:
 
 
 def test_every_fillable_type_fills_without_secrets_shared_between_runs() -> None:
-    one, two = FillContext(smtp_port=1), FillContext(smtp_port=1)
+    one, two = FillContext(smtp_port=1, redis_port=2), FillContext(smtp_port=1, redis_port=2)
     for type_, fill in FILLABLE.items():
-        assert fill(one) != fill(two), type_
+        if type_ != "redis":  # the run's own Redis: an address, no secret
+            assert fill(one) != fill(two), type_
+    assert FILLABLE["redis"](one) == {
+        "host": "127.0.0.1",
+        "port": 2,
+        "database": WORKFLOW_REDIS_DB,
+        "user": "",
+        "password": "",
+        "ssl": False,
+    }
     assert FILLABLE["oAuth2Api"](one)["grantType"] == "clientCredentials"
     # Only the fields of n8n's type (HubspotAppToken.credentials: appToken).
     assert set(FILLABLE["hubspotAppToken"](one)) == {"appToken"}

@@ -55,3 +55,12 @@ def sender_seen(result: dict[str, Any] | None) -> str:
     if status is None:
         return "got no answer"
     return f"got {int(status)}" if int(status) in (200, 500) else "got another status"
+
+
+def overlapped(calls: list[dict[str, Any]]) -> bool:
+    """Two calls were in flight at one instant (each sent before the other's answer)."""
+    try:
+        a, b = calls
+        return bool(a["sent_at"] <= b["answered_at"] and b["sent_at"] <= a["answered_at"])
+    except (KeyError, ValueError):
+        return False

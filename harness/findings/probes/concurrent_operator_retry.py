@@ -166,7 +166,7 @@ class ConcurrentOperatorRetry(ProbeBase):
             "retry_executions": [(r["id"], r["status"]) for r in made],
             "commits_before_retries": commits_before,
             "commits_by_retries": by_retries,
-            "calls_overlapped": _overlapped(calls),
+            "calls_overlapped": ev.overlapped(calls),
         }
         if not facts["calls_overlapped"]:
             return undetermined("the two retry calls did not overlap in time", evidence)
@@ -190,12 +190,3 @@ class ConcurrentOperatorRetryNodeError(ConcurrentOperatorRetry):
         "nothing committed) at once through the public API: how many new executions, how "
         "many charges?"
     )
-
-
-def _overlapped(calls: list[dict[str, Any]]) -> bool:
-    """Both calls were in flight at one instant (each sent before the other's answer)."""
-    try:
-        a, b = calls
-        return bool(a["sent_at"] <= b["answered_at"] and b["sent_at"] <= a["answered_at"])
-    except (KeyError, ValueError):
-        return False

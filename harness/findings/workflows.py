@@ -7,6 +7,7 @@ so the provider's commits count how often n8n ran the execution's work.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import uuid
 from typing import Any
@@ -110,3 +111,45 @@ def wait_resume_workflow(name: str, path: str) -> dict[str, Any]:
             "saveExecutionProgress": True,
         },
     }
+
+
+def error_recorder_workflow(name: str, reference: str) -> dict[str, Any]:
+    """``Error Trigger -> Record (HTTP POST /v1/charges, reference ``reference``)``: an
+    Error Workflow whose every run commits one charge under its own reference (so its runs
+    are counted at the provider as well as by its execution rows)."""
+    seed = uuid.uuid5(uuid.NAMESPACE_URL, f"n8n-chaos-probe/{name}/error-workflow")
+    return {
+        "name": f"n8n-chaos probe {name} (Error Workflow)",
+        "nodes": [
+            {
+                "id": str(uuid.uuid5(seed, "error-trigger")),
+                "name": "Error Trigger",
+                "type": "n8n-nodes-base.errorTrigger",
+                "typeVersion": 1,
+                "position": [0, 0],
+                "parameters": {},
+            },
+            {
+                "id": str(uuid.uuid5(seed, "record")),
+                "name": "Record",
+                "type": "n8n-nodes-base.httpRequest",
+                "typeVersion": 4.2,
+                "position": [240, 0],
+                "parameters": _charge_parameters(repr(reference)),
+            },
+        ],
+        "connections": {
+            "Error Trigger": {"main": [[{"node": "Record", "type": "main", "index": 0}]]}
+        },
+        "settings": {"executionOrder": "v1", "saveDataSuccessExecution": "all"},
+    }
+
+
+def with_node_retries(workflow: dict[str, Any], node: str, tries: int) -> dict[str, Any]:
+    """A copy of ``workflow`` whose ``node`` retries on failure (``tries`` runs in all, 100 ms
+    apart: n8n's own node setting)."""
+    bound = copy.deepcopy(workflow)
+    for each in bound["nodes"]:
+        if each["name"] == node:
+            each |= {"retryOnFail": True, "maxTries": tries, "waitBetweenTries": 100}
+    return bound

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 FAIL_S = 90.0  # the origin execution reaches a finished status
 SETTLE_S = 60.0  # the retries finish
 RETRY_CALL_S = 30.0
+ROW_S = 10.0  # the failing delivery's row is sampled
 FINISHED = ("success", "error", "crashed", "canceled")
 COUNTS = ("none", "one", "two", "more than two")
 NEEDLES = (
@@ -83,6 +84,9 @@ class ConcurrentOperatorRetry(ProbeBase):
             sender = world.send()
             if not world.wait_for("the sender's answer", sender.done, FAIL_S):
                 return "!the failing delivery got no answer"
+            # The rows are sampled in the background: the answer may come before the sample
+            # (2.33.7's run once found none here).
+            world.wait_for("the execution row", lambda: bool(world.rows()), ROW_S)
             rows = world.rows()
             execution = str(rows[0]["id"]) if rows else None
         else:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 TRIES = 2  # the Charge node's tries (n8n's retryOnFail / maxTries)
 FINISH_S = 90.0  # the failed execution's row reaches a finished status (a stall sweep too)
+ROW_S = 10.0  # the failed execution's row is sampled
 FIRST_RUN_S = 30.0  # the Error Workflow's first run shows, once the execution finished
 MORE_RUNS_S = 20.0  # after that (and after a restart): time for a further run
 FINISHED = ("success", "error", "crashed", "canceled")
@@ -126,10 +127,10 @@ class ErrorWorkflowRuns(ProbeBase):
         sender = world.send()
         if not world.wait_for("the sender's answer", sender.done, FINISH_S):
             return "the failing delivery got no answer"
-        rows = world.rows()
-        if not rows:
+        # The rows are sampled in the background: the answer may come before the sample.
+        if not world.wait_for("the execution row", lambda: bool(world.rows()), ROW_S):
             return "no execution row for the failing delivery"
-        execution = str(rows[0]["id"])
+        execution = str(world.rows()[0]["id"])
         if not world.wait_for(
             "the execution to finish", lambda: world.status(execution) in FINISHED, FINISH_S
         ):

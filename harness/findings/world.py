@@ -302,6 +302,8 @@ def bull_jobs(redis_url: str, prefix: str, queue: str = "jobs") -> list[dict[str
                     "failed_reason": fields.get("failedReason"),
                     "stalled_counter": fields.get("stalledCounter"),
                     "attempts_made": fields.get("attemptsMade"),
+                    # When the adding client called add (its clock, epoch ms).
+                    "added_at_ms": fields.get("timestamp"),
                 }
             )
         return jobs

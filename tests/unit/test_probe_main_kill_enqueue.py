@@ -66,3 +66,14 @@ def test_after_enqueue_a_rerun_shows_as_two_charges() -> None:
 def test_a_main_that_did_not_die_by_sigkill_is_undetermined() -> None:
     answer = AFTER.judge(_evidence(["running", "success"], 1, kill_proof=None))
     assert answer.answer == UNDETERMINED and "SIGKILL" in answer.why
+
+
+def test_a_job_the_killed_main_added_that_reached_redis_late_voids_the_strike() -> None:
+    evidence = _evidence(["new", "running", "success"], 1)
+    evidence["observed"]["killed_at_ms"] = 2_000.0
+    evidence["bull_jobs"] = [{"job": "9", "execution": "5", "added_at_ms": "1500"}]
+    answer = BEFORE.judge(evidence)
+    assert answer.answer == UNDETERMINED and "still reached Redis" in answer.why
+    evidence["bull_jobs"] = [{"job": "9", "execution": "5", "added_at_ms": "2500"}]
+    answer = checked(BEFORE, BEFORE.judge(evidence))
+    assert answer.answer == "row ends success; charge ran once; sender got no answer"

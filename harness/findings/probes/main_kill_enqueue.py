@@ -4,10 +4,11 @@ enqueue of a synchronous webhook's execution (Webhook answered by its last node 
 In queue mode main first writes the execution row (``ActiveExecutions.add``, status
 ``new``), then adds the Bull job (``WorkflowRunner.enqueueExecution``) and holds the
 caller's connection until a worker finished it.
-- ``main_kill_before_enqueue``: main's link to Redis is down (Toxiproxy ``main_redis``
-  disabled, so the job cannot be added and nothing buffered reaches Redis later); the
-  delivery is sent; once its row exists and Redis holds no job for it, main is SIGKILLed,
-  the link comes back and main is restarted;
+- ``main_kill_before_enqueue``: main's commands to Redis are delayed (a Toxiproxy latency
+  toxic upstream on ``main_redis``); the delivery is sent; once its row exists and Redis
+  holds no job for it, main is SIGKILLed and the link closed at once (what it still
+  delayed is dropped), then healed and main restarted; a job of the killed main's that
+  reached Redis anyway (added before the kill, by its own timestamp) voids the strike;
 - ``main_kill_after_enqueue``: the job ran and the provider holds the committed charge's
   response; main is SIGKILLed, the response released, main restarted.
 Answer: the row's final status, how often the charge ran, and what the sender got.
@@ -15,8 +16,11 @@ Answer: the row's final status, how often the charge ran, and what the sender go
 
 from __future__ import annotations
 
+import contextlib
+import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from harness.errors import HarnessError
 from harness.findings import evidence as ev
 from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
 from harness.findings.probes.recovery_after_commit import STATUSES
@@ -27,7 +31,9 @@ from harness.findings.world import ProbeWorld, Sender
 if TYPE_CHECKING:
     from harness.stack.stack import Stack
 
-ROW_S = 6.0  # the row shows while main's Redis link is down (n8n exits past 10 s of it)
+LATENCY_MS = 3_000  # main -> Redis, while the row is awaited
+TOXIC = "probe_enqueue_latency"
+ROW_S = 30.0  # the row shows (a few slowed Redis round trips come first)
 SENDER_S = 30.0
 SETTLE_S = 60.0  # after main is back: the row finishes, or anything runs it
 FINISHED = ("success", "error", "crashed", "canceled")
@@ -49,8 +55,8 @@ class MainKillBeforeEnqueue(ProbeBase):
     after_enqueue: ClassVar[bool] = False
     question = (
         "n8n main is SIGKILLed after it wrote a synchronous webhook's execution row and "
-        "before it enqueued the job (main's Redis link down): is the execution lost, run, "
-        "or recovered, and what does the sender see?"
+        "before its job reached Redis: is the execution lost, run, or recovered, and what "
+        "does the sender see?"
     )
     answers = vocabulary(
         "row ends {status}; {ran}; sender {sender}",
@@ -89,8 +95,13 @@ class MainKillBeforeEnqueue(ProbeBase):
         why the window was not reached (main is running again either way)."""
         stack, main = world.stack, world.stack.main
         link = stack.proxies["main_redis"]
-        link.disable()
-        world.timeline.record("main_redis disabled")
+        # Every command main sends to Redis arrives LATENCY_MS late: main writes the row
+        # (after its cached look-ups, each as slow), then its add of the job is on the wire
+        # for LATENCY_MS. (Cutting the link instead stops main before the row: the webhook
+        # path reads Redis first.)
+        link.add_toxic("latency", stream="upstream", name=TOXIC, latency=LATENCY_MS)
+        world.timeline.record("main_redis slowed", latency_ms=LATENCY_MS)
+        killed_at_ms: float | None = None
         try:
             sender = world.send()
             rows: list[str] = []
@@ -105,15 +116,24 @@ class MainKillBeforeEnqueue(ProbeBase):
             execution = rows[0]
             world.timeline.record("SIGKILL", process=main.name, pid=main.pid)
             main.kill()
+            killed_at_ms = time.time() * 1000
+            # Closing the link drops what main had sent that Toxiproxy still delays.
+            link.disable()
             kill_proof = main.process.kill_proof()
             jobs_at_kill = [j for j in world.bull_jobs() if j.get("execution") == execution]
         finally:
+            with contextlib.suppress(HarnessError):
+                link.remove_toxic(TOXIC)
             link.enable()
-            world.timeline.record("main_redis enabled")
+            world.timeline.record("main_redis healed")
         world.timeline.record("restart", process=main.name)
         main.restart(stack.config.ready_timeout_s)
         world.timeline.record("ready", process=main.name)
-        return execution, sender, {"kill_proof": kill_proof, "jobs_at_kill": jobs_at_kill}
+        return (
+            execution,
+            sender,
+            {"kill_proof": kill_proof, "jobs_at_kill": jobs_at_kill, "killed_at_ms": killed_at_ms},
+        )
 
     def judge(self, evidence: dict[str, Any]) -> Answer:
         """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
@@ -137,6 +157,20 @@ class MainKillBeforeEnqueue(ProbeBase):
             return undetermined("main did not end by SIGKILL", evidence)
         if not self.after_enqueue and seen.get("jobs_at_kill"):
             return undetermined("the job was in Redis when main was killed", evidence)
+        killed_at_ms = seen.get("killed_at_ms")
+        late = [
+            j
+            for j in evidence.get("bull_jobs") or []
+            if j.get("execution") == execution
+            and killed_at_ms is not None
+            and j.get("added_at_ms") is not None
+            and float(j["added_at_ms"]) < float(killed_at_ms)
+        ]
+        if not self.after_enqueue and late:
+            return undetermined(
+                "the killed main's enqueue still reached Redis (a job added before the kill)",
+                evidence,
+            )
         ran = RAN.get(commits, "charge ran twice or more")
         final = ev.final_status(evidence, execution)
         answer = f"row ends {final}; {ran}; sender {sender}"

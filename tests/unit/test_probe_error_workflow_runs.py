@@ -78,3 +78,16 @@ def test_a_crashed_execution_and_its_error_workflow_runs() -> None:
 def test_a_kill_without_proof_is_undetermined() -> None:
     answer = KILL.judge(_evidence("worker_kill", 1, 1, kill_proof=None))
     assert answer.answer == UNDETERMINED and "SIGKILL" in answer.why
+
+
+@pytest.mark.parametrize(
+    "probe", ["error_workflow_after_retries", "error_workflow_after_worker_kill"]
+)
+def test_the_recorded_evidence_gives_the_recorded_answer(probe: str) -> None:
+    evidence, result = pe.recorded(probe, "2.40.7")
+    judged = get_probe(probe)
+    answer = checked(judged, judged.judge(evidence))
+    assert (
+        answer.answer == result["answer"] == "Error Workflow ran one time(s); execution ends error"
+    )
+    assert answer.why == result["why"]

@@ -77,3 +77,18 @@ def test_a_job_the_killed_main_added_that_reached_redis_late_voids_the_strike() 
     evidence["bull_jobs"] = [{"job": "9", "execution": "5", "added_at_ms": "2500"}]
     answer = checked(BEFORE, BEFORE.judge(evidence))
     assert answer.answer == "row ends success; charge ran once; sender got no answer"
+
+
+@pytest.mark.parametrize(
+    ("probe", "expected"),
+    [
+        ("main_kill_before_enqueue", "row ends crashed; charge never ran; sender got no answer"),
+        ("main_kill_after_enqueue", "row ends success; charge ran once; sender got no answer"),
+    ],
+)
+def test_the_recorded_evidence_gives_the_recorded_answer(probe: str, expected: str) -> None:
+    evidence, result = pe.recorded(probe, "2.40.7")
+    judged = get_probe(probe)
+    answer = checked(judged, judged.judge(evidence))
+    assert answer.answer == result["answer"] == expected
+    assert answer.why == result["why"]

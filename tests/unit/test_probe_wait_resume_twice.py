@@ -84,3 +84,18 @@ def test_a_sequential_repeat_counts_only_after_the_first_run_finished() -> None:
 def test_a_call_never_sent_is_undetermined() -> None:
     answer = CONCURRENT.judge(_evidence([_call(1.0, 1.2, 200), {"status": None}], 1))
     assert answer.answer == UNDETERMINED and "not both sent" in answer.why
+
+
+@pytest.mark.parametrize(
+    ("probe", "expected"),
+    [
+        ("wait_resume_concurrent", "one charge(s); the resume calls got 200 and 500"),
+        ("wait_resume_sequential", "one charge(s); the resume calls got 200 and 409"),
+    ],
+)
+def test_the_recorded_evidence_gives_the_recorded_answer(probe: str, expected: str) -> None:
+    evidence, result = pe.recorded(probe, "2.40.7")
+    judged = get_probe(probe)
+    answer = checked(judged, judged.judge(evidence))
+    assert answer.answer == result["answer"] == expected
+    assert answer.why == result["why"]

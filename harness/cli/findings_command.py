@@ -37,12 +37,19 @@ from harness.stack.install import DEFAULT_N8N_VERSION
     show_default=True,
     help="Where findings.json and findings.md go (the stacks' run folders go under it too).",
 )
+@click.option(
+    "--merge",
+    is_flag=True,
+    help="Keep the answers of the findings.json already in --out and add (or replace) this "
+    "run's: e.g. a new probe joining a committed report.",
+)
 @click.option("--workers", type=click.IntRange(min=2), default=2, show_default=True)
 @click.option("--list", "list_only", is_flag=True, help="List the probes and their questions.")
 def findings(
     versions: tuple[str, ...],
     probe_names: tuple[str, ...],
     out: Path,
+    merge: bool,
     workers: int,
     list_only: bool,
 ) -> None:
@@ -52,12 +59,13 @@ def findings(
     Examples:
       n8n-chaos findings                                   every probe on the default n8n
       n8n-chaos findings --probe false_stall --out f1      one probe
+      n8n-chaos findings --probe NEW --out F --merge       add a probe's answer to F
       n8n-chaos findings --n8n-version 2.33.7 --n8n-version 2.40.7
       n8n-chaos diff findings-2.33.7 findings-2.40.7       what changed
     Exit codes: 0 every probe answered; 2 a probe UNDETERMINED or a version not run.
     """
     from harness.findings.base import get_probe, known_probes
-    from harness.findings.report import write
+    from harness.findings.report import FINDINGS_JSON, load, merged, write
     from harness.findings.session import run_findings
 
     try:
@@ -74,6 +82,8 @@ def findings(
             lambda m: console.print(escape(m)),
             workers=workers,
         )
+        if merge and (out / FINDINGS_JSON).exists():
+            result = merged(load(out), result)
         json_path, md_path = write(result, out)
     except HarnessError as exc:
         fail(exc)

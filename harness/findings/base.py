@@ -6,7 +6,9 @@ A probe has:
 - ``question``: one line, what it asks of n8n;
 - ``answers``: its closed vocabulary (every answer it may give, besides ``UNDETERMINED``);
 - ``workflow()``: the minimal workflow it deploys (shown in the report);
-- ``run(stack)``: strikes its fault and returns an ``Answer`` built from evidence only.
+- ``run(stack)``: strikes its fault, records the evidence and returns ``judge(evidence)``;
+- ``judge(evidence)``: the answer as a pure function of the recorded evidence (no stack), so
+  it is unit-tested on saved evidence and re-derivable from a findings.json.
 An answer outside the vocabulary is a harness bug, never shown as a finding.
 """
 
@@ -74,6 +76,8 @@ class Probe(Protocol):
     def workflow(self) -> dict[str, Any]: ...
 
     def run(self, stack: Stack) -> Answer: ...
+
+    def judge(self, evidence: dict[str, Any]) -> Answer: ...
 
 
 class ProbeBase:

@@ -74,6 +74,26 @@ class Findings:
         )
 
 
+def merged(base: Findings, new: Findings) -> Findings:
+    """``base`` with ``new``'s answers added (a probe's answer on a version ``new`` ran
+    replaces the one in ``base``): probes run at another time join a committed report. A
+    version both ran lists both run folders."""
+    result = Findings.from_json(json.loads(json.dumps(base.to_json(), default=str)))
+    result.generated_at = new.generated_at
+    for version, run in new.versions.items():
+        old = result.versions.get(version)
+        if old is not None and old.ran and run.ran and old.run_dir and run.run_dir:
+            run = VersionRun(True, None, f"{old.run_dir} + {run.run_dir}")
+        elif old is not None and old.ran and not run.ran:
+            continue  # a failed re-run does not hide the answers already there
+        result.versions[version] = run
+    for name, entry in new.probes.items():
+        target = result.probes.setdefault(name, {**entry, "results": {}})
+        target |= {k: v for k, v in entry.items() if k != "results"}
+        target["results"] = {**target["results"], **entry["results"]}
+    return result
+
+
 def load(path: Path) -> Findings:
     """A findings.json, or the one in a findings folder."""
     file = path / FINDINGS_JSON if path.is_dir() else path

@@ -18,6 +18,7 @@ import redis
 from psycopg.rows import dict_row
 
 from harness import loopback
+from harness.findings.evidence import sender_seen
 from harness.stack import n8n_db
 
 if TYPE_CHECKING:
@@ -72,10 +73,7 @@ class Sender:
 
     def seen(self) -> str:
         """got 200 | got 500 | got another status | got no answer (a closed word)."""
-        if not self.done() or self.result.get("status") is None:
-            return "got no answer"
-        status = int(self.result["status"])
-        return f"got {status}" if status in (200, 500) else "got another status"
+        return sender_seen(self.result if self.done() else None)
 
 
 class RowWatcher:
@@ -304,6 +302,8 @@ def bull_jobs(redis_url: str, prefix: str, queue: str = "jobs") -> list[dict[str
                     "failed_reason": fields.get("failedReason"),
                     "stalled_counter": fields.get("stalledCounter"),
                     "attempts_made": fields.get("attemptsMade"),
+                    # When the adding client called add (its clock, epoch ms).
+                    "added_at_ms": fields.get("timestamp"),
                 }
             )
         return jobs

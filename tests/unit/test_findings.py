@@ -23,7 +23,7 @@ from harness.findings.base import (
     vocabulary,
 )
 from harness.findings.diff import diff_runs, probe_diffs, render
-from harness.findings.report import Findings, VersionRun, load, markdown, write
+from harness.findings.report import Findings, VersionRun, load, markdown, merged, write
 from harness.findings.session import install_failure, missing_package
 from harness.registry import PLUGIN_PACKAGES
 
@@ -37,6 +37,10 @@ class _Probe(ProbeBase):
 
     def run(self, stack: Any) -> Answer:
         del stack
+        return self.judge({})
+
+    def judge(self, evidence: dict[str, Any]) -> Answer:
+        del evidence
         return Answer("yes", "because")
 
 
@@ -213,3 +217,21 @@ def test_an_install_failure_says_which_version_is_missing() -> None:
     )
     other = InstallError("installing n8n failed (exit 1): disk full")
     assert install_failure("2.40.7", other).startswith("n8n 2.40.7 could not be installed")
+
+
+def test_merge_adds_a_new_probe_and_replaces_a_rerun_one(tmp_path: Path) -> None:
+    base = _findings({"alpha": "yes", "beta": "no"})
+    new = _findings({"beta": "yes", "gamma": "no"})
+    new.versions["2.40.7"] = VersionRun(True, None, "/runs/y")
+    new.versions["9.9.9"] = VersionRun(False, "npm cannot resolve n8n@9.9.9")
+    result = merged(base, new)
+    assert result.answer("alpha", "2.40.7") == "yes"
+    assert result.answer("beta", "2.40.7") == "yes"
+    assert result.answer("gamma", "2.40.7") == "no"
+    assert result.versions["2.40.7"].run_dir == "/runs/x + /runs/y"
+    assert not result.versions["9.9.9"].ran
+    assert base.answer("beta", "2.40.7") == "no", "the base report is not changed"
+    failed = Findings(versions={"2.40.7": VersionRun(False, "stack did not come up")})
+    assert merged(base, failed).versions["2.40.7"].ran
+    write(result, tmp_path)
+    assert load(tmp_path).answer("gamma", "2.40.7") == "no"

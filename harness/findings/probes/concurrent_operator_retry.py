@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from fake_providers.payment import FaultKind
 from harness.errors import HarnessError
+from harness.findings import evidence as ev
 from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
 from harness.findings.window import hold_after_commit
 from harness.findings.workflows import charge_workflow
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 FAIL_S = 90.0  # the origin execution reaches a finished status
 SETTLE_S = 60.0  # the retries finish
 RETRY_CALL_S = 30.0
+ROW_S = 10.0  # the failing delivery's row is sampled
 FINISHED = ("success", "error", "crashed", "canceled")
 COUNTS = ("none", "one", "two", "more than two")
 NEEDLES = (
@@ -82,6 +84,9 @@ class ConcurrentOperatorRetry(ProbeBase):
             sender = world.send()
             if not world.wait_for("the sender's answer", sender.done, FAIL_S):
                 return "!the failing delivery got no answer"
+            # The rows are sampled in the background: the answer may come before the sample
+            # (2.33.7's run once found none here).
+            world.wait_for("the execution row", lambda: bool(world.rows()), ROW_S)
             rows = world.rows()
             execution = str(rows[0]["id"]) if rows else None
         else:
@@ -143,20 +148,30 @@ class ConcurrentOperatorRetry(ProbeBase):
             lambda: len(retries()) >= accepted and all(r["status"] in FINISHED for r in retries()),
             SETTLE_S,
         )
-        made = retries()
-        by_retries = len(world.commits()) - commits_before
+        observed = {"origin": self.origin, "commits_before_retries": commits_before}
+        return self.judge(
+            world.evidence(NEEDLES, origin_execution=origin, retry_calls=calls, observed=observed)
+        )
+
+    def judge(self, evidence: dict[str, Any]) -> Answer:
+        """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
+        seen = ev.observed(evidence)
+        origin = str(evidence.get("origin_execution"))
+        calls: list[dict[str, Any]] = list(evidence.get("retry_calls") or [])
+        made = [r for r in ev.rows(evidence) if r.get("retry_of") == origin]
+        commits_before = int(seen.get("commits_before_retries") or 0)
+        by_retries = ev.commit_count(evidence) - commits_before
         facts = {
-            "origin": self.origin,
+            "origin": seen.get("origin"),
             "origin_execution": origin,
-            "origin_status": world.status(origin),
-            "origin_status_path": world.watcher.statuses(origin) if world.watcher else [],
-            "retry_calls_accepted": accepted,
+            "origin_status": ev.final_status(evidence, origin),
+            "origin_status_path": ev.status_path(evidence, origin),
+            "retry_calls_accepted": sum(1 for c in calls if c.get("accepted")),
             "retry_executions": [(r["id"], r["status"]) for r in made],
             "commits_before_retries": commits_before,
             "commits_by_retries": by_retries,
-            "calls_overlapped": _overlapped(calls),
+            "calls_overlapped": ev.overlapped(calls),
         }
-        evidence = world.evidence(NEEDLES, retry_calls=calls)
         if not facts["calls_overlapped"]:
             return undetermined("the two retry calls did not overlap in time", evidence)
         answer = (
@@ -165,8 +180,8 @@ class ConcurrentOperatorRetry(ProbeBase):
         )
         why = (
             f"execution {origin} ({facts['origin_status']}) retried twice at once: n8n "
-            f"accepted {accepted} call(s), made executions {facts['retry_executions']}, "
-            f"the provider committed {by_retries} more charge(s)"
+            f"accepted {facts['retry_calls_accepted']} call(s), made executions "
+            f"{facts['retry_executions']}, the provider committed {by_retries} more charge(s)"
         )
         return Answer(answer, why, facts, evidence)
 
@@ -179,12 +194,3 @@ class ConcurrentOperatorRetryNodeError(ConcurrentOperatorRetry):
         "nothing committed) at once through the public API: how many new executions, how "
         "many charges?"
     )
-
-
-def _overlapped(calls: list[dict[str, Any]]) -> bool:
-    """Both calls were in flight at one instant (each sent before the other's answer)."""
-    try:
-        a, b = calls
-        return bool(a["sent_at"] <= b["answered_at"] and b["sent_at"] <= a["answered_at"])
-    except (KeyError, ValueError):
-        return False

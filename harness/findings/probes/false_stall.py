@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from harness.findings import evidence as ev
 from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
 from harness.findings.probes.recovery_after_commit import STATUSES
 from harness.findings.window import Held, hold_after_commit
@@ -30,6 +31,7 @@ STOP_CONFIRM_S = 2.0
 STALL_S = 90.0  # lock (5 s) + two stall sweeps + main's recheck grace (up to 30 s on 2.41)
 FINISH_S = 60.0  # the resumed worker finishes the execution
 RERUN_S = 15.0
+STALL_WAIT = "n8n to declare the stall"
 FINISHED = ("success", "error", "crashed", "canceled")
 RUNS = {1: "ran once", 2: "ran twice"}
 NEEDLES = (
@@ -96,7 +98,7 @@ class FalseStall(ProbeBase):
             left_active = job_seen and not self._job_active(world, execution)
             return world.status(execution) != "running" or left_active
 
-        declared = world.wait_for("n8n to declare the stall", stall_declared, STALL_S)
+        world.wait_for(STALL_WAIT, stall_declared, STALL_S)
         at_stall = {
             "status": world.status(execution),
             "bull_jobs": world.bull_jobs(),
@@ -118,29 +120,51 @@ class FalseStall(ProbeBase):
             lambda: len(world.commits()) > 1 or world.worker_starts(execution) > 1,
             RERUN_S,
         )
-        path = world.watcher.statuses(execution) if world.watcher else []
-        commits = len(world.commits())
-        final = world.status(execution) or "unknown"
-        flipped = [s for s in path if s in FINISHED]
-        facts = {
-            "status_path": path,
+        observed = {
             "status_at_stall": at_stall["status"],
             "seconds_paused": at_stall["seconds_paused"],
-            "commits": commits,
-            "attempts": len(world.attempts()),
             "worker_starts": world.worker_starts(execution),
             "resumed_worker_finished": finished_needle in world.log_since(worker.name),
-            "sender": held.sender.seen(),
-            "sender_status": held.sender.result.get("status"),
             "pause_proof": pause_proof,
+            "paused_worker": worker.name,
             "bull_job_seen_active_before_pause": job_seen,
         }
-        evidence = world.evidence(
-            NEEDLES, execution=execution, sender=held.sender.result, at_stall=at_stall
+        return self.judge(
+            world.evidence(
+                NEEDLES,
+                execution=execution,
+                sender=held.sender.result,
+                at_stall=at_stall,
+                observed=observed,
+            )
         )
-        if pause_proof is None:
-            return undetermined(f"{worker.name} was not seen stopped (state T)", evidence)
-        if not declared:
+
+    def judge(self, evidence: dict[str, Any]) -> Answer:
+        """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
+        seen = ev.observed(evidence)
+        execution = evidence.get("execution")
+        path = ev.status_path(evidence, execution)
+        commits = ev.commit_count(evidence)
+        final = ev.final_status(evidence, execution)
+        sender = evidence.get("sender") or {}
+        facts = {
+            "status_path": path,
+            "status_at_stall": seen.get("status_at_stall"),
+            "seconds_paused": seen.get("seconds_paused"),
+            "commits": commits,
+            "attempts": ev.attempt_count(evidence),
+            "worker_starts": seen.get("worker_starts"),
+            "resumed_worker_finished": seen.get("resumed_worker_finished"),
+            "sender": ev.sender_seen(sender),
+            "sender_status": sender.get("status"),
+            "pause_proof": seen.get("pause_proof"),
+            "bull_job_seen_active_before_pause": seen.get("bull_job_seen_active_before_pause"),
+        }
+        if not facts["pause_proof"]:
+            return undetermined(
+                f"{seen.get('paused_worker')} was not seen stopped (state T)", evidence
+            )
+        if not ev.reached(evidence, STALL_WAIT):
             return undetermined(
                 f"n8n did not declare the stall within {STALL_S:.0f} s of the pause "
                 "(the row stayed running and the job active)",
@@ -149,10 +173,11 @@ class FalseStall(ProbeBase):
         if commits < 1:
             return undetermined("the provider shows no commit for the probe's key", evidence)
         runs = RUNS.get(commits, "ran three times or more")
+        flipped = [s for s in path if s in FINISHED]
         flip = "flipped" if len(set(flipped)) > 1 else "no flip"
-        answer = f"{runs}; row ends {final}, {flip}; sender {held.sender.seen()}"
+        answer = f"{runs}; row ends {final}, {flip}; sender {facts['sender']}"
         why = (
-            f"after {at_stall['seconds_paused']} s paused the row was {at_stall['status']}; "
+            f"after {facts['seconds_paused']} s paused the row was {facts['status_at_stall']}; "
             f"execution {execution} went {' -> '.join(path)}; {commits} commit(s); "
             f"sender HTTP {facts['sender_status']}"
         )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from harness.findings import evidence as ev
 from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
 from harness.findings.window import Held, hold_after_commit
 from harness.findings.workflows import charge_workflow
@@ -26,6 +27,7 @@ STATUSES = ("crashed", "error", "success", "running", "new", "waiting", "cancele
 SETTLE_S = 90.0  # lock (5 s) + two stall sweeps (5 s each) + n8n's own recheck (up to 30 s)
 SENDER_S = 30.0
 RERUN_S = 20.0  # after the killed worker is back: time for any recovery to re-run it
+RERUN_WAIT = "anything to re-run the execution"
 NEEDLES = (
     "stalled",
     "crashed",
@@ -80,23 +82,40 @@ class RecoveryAfterCommit(ProbeBase):
             others = [r for r in world.rows() if r["id"] != execution]
             return bool(others) or world.worker_starts(execution) > 1 or len(world.attempts()) > 1
 
-        reran = world.wait_for("anything to re-run the execution", rerun, RERUN_S)
-        final = world.status(execution) or "unknown"
-        path = world.watcher.statuses(execution) if world.watcher else []
-        facts: dict[str, Any] = {
+        world.wait_for(RERUN_WAIT, rerun, RERUN_S)
+        observed = {
             "status_after_kill": status_after_kill,
             "seconds_kill_to_status": world.seconds_to_leave(execution, killed_at),
+            "worker_starts": world.worker_starts(execution),
+            "kill_proof": kill_proof,
+            "victim": victim.name,
+        }
+        return self.judge(
+            world.evidence(
+                NEEDLES, execution=execution, sender=held.sender.result, observed=observed
+            )
+        )
+
+    def judge(self, evidence: dict[str, Any]) -> Answer:
+        """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
+        seen = ev.observed(evidence)
+        execution = evidence.get("execution")
+        path = ev.status_path(evidence, execution)
+        final = ev.final_status(evidence, execution)
+        reran = ev.reached(evidence, RERUN_WAIT)
+        facts: dict[str, Any] = {
+            "status_after_kill": seen.get("status_after_kill"),
+            "seconds_kill_to_status": seen.get("seconds_kill_to_status"),
             "status_after_restart": final,
             "status_path": path,
-            "worker_starts": world.worker_starts(execution),
-            "commits": len(world.commits()),
-            "attempts": len(world.attempts()),
-            "sender": held.sender.seen(),
-            "kill_proof": kill_proof,
+            "worker_starts": seen.get("worker_starts"),
+            "commits": ev.commit_count(evidence),
+            "attempts": ev.attempt_count(evidence),
+            "sender": ev.sender_seen(evidence.get("sender")),
+            "kill_proof": seen.get("kill_proof"),
         }
-        evidence = world.evidence(NEEDLES, execution=execution, sender=held.sender.result)
-        if kill_proof is None:
-            return undetermined(f"{victim.name} did not end by SIGKILL", evidence)
+        if not facts["kill_proof"]:
+            return undetermined(f"{seen.get('victim')} did not end by SIGKILL", evidence)
         answer = f"{final}; {'re-run' if reran else 'not re-run'}"
         why = (
             f"execution {execution} went {' -> '.join(path)}; "
@@ -104,6 +123,6 @@ class RecoveryAfterCommit(ProbeBase):
             f"{facts['worker_starts']} worker start(s), no other execution"
             if not reran
             else f"execution {execution} was re-run: {facts['attempts']} attempt(s), "
-            f"{facts['worker_starts']} worker start(s), rows {len(world.rows())}"
+            f"{facts['worker_starts']} worker start(s), rows {len(ev.rows(evidence))}"
         ) + f"; the sender {facts['sender']}"
         return Answer(answer, why, facts, evidence)

@@ -19,7 +19,10 @@ workflow's nodes run one after the other, so request N is the Nth to arrive. Hel
   struck once the provider handed the answer over; proof: the ``responded`` record and the
   toxics Toxiproxy lists;
 - ``response_drop``: committed, then the connection closed without an answer (the provider's
-  COMMIT_THEN_CLOSE for that attempt only); proof: the attempt log says so.
+  COMMIT_THEN_CLOSE for that attempt only); proof: the attempt log says so;
+- ``repeat_at_commit``: committed and held there while the sender delivers the same event
+  again (a redelivery racing the first execution at that boundary); the held answer goes
+  once the repeat was answered; proof: the barrier record holds the repeat's send time.
 
 Each proof also names the held attempt's effect kind: a run that took another path (another
 effect kind at position N than the trace saw) gets no proof.
@@ -41,13 +44,15 @@ from fake_providers.payment import (
 )
 from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.crashpoints.base import CRASHPOINTS, HOLD_S, REACH_S, Window
+from harness.workload import BackgroundDelivery
 
 if TYPE_CHECKING:
     from harness.contract import CaseWorld
     from harness.stack.toxiproxy import Proxy
-    from harness.workload import BackgroundDelivery
 
-Strike = Literal["after_commit", "response_drop", "before_send", "after_response"]
+Strike = Literal[
+    "after_commit", "response_drop", "before_send", "after_response", "repeat_at_commit"
+]
 STRIKES: tuple[Strike, ...] = get_args(Strike)
 # The fault each strike runs with (response_drop is the provider's doing, no fault beside it).
 STRIKE_FAULT: dict[Strike, str] = {
@@ -55,11 +60,14 @@ STRIKE_FAULT: dict[Strike, str] = {
     "response_drop": "no_fault",
     "before_send": "worker_kill",
     "after_response": "worker_kill",
+    "repeat_at_commit": "no_fault",
 }
 TRAIT = "explore_boundary"
+REPEAT = "repeat"  # the repeated delivery's name in the case's history
 PREFIX = "x_"
 TOXIC = "explore_hold_write"
 ENDED_S = 15.0
+REPEAT_S = 30.0  # the repeated delivery's answer, while the first is held after its commit
 
 
 def crashpoint_name(strike: Strike, n: int) -> str:
@@ -140,6 +148,9 @@ class NthRequest(Window):
         received.release()
         if not run.wait_for("the effect to be committed", _reached(committed), REACH_S, over):
             return
+        if self.strike_kind == "repeat_at_commit":
+            self._repeat(run, committed)
+            return
         worker = self._target(run, over)
         if worker is None:
             return
@@ -164,6 +175,35 @@ class NthRequest(Window):
             10.0,
         )
         self._prove_committed(committed.info())
+
+    def _repeat(self, run: CaseWorld, committed: Barrier) -> None:
+        """The same event again while request N is held after its commit; its answer (or the
+        deadline) before the held answer goes."""
+        self.struck = time.time()
+        repeat = BackgroundDelivery(lambda: run.deliver(delivery=REPEAT, retry=False))
+        answered = run.wait_for("the repeated delivery's answer", lambda: repeat.done, REPEAT_S)
+        run.journal.record("crashpoint.repeat", self.name, answered=answered)
+        committed.release()
+        run.wait_for(
+            "the provider to let the held response go",
+            lambda: committed.info().state is not BarrierState.HOLDING,
+            10.0,
+        )
+        info = committed.info()
+        sent = run.attempts(REPEAT)
+        if (
+            sent
+            and info.reached_at is not None
+            and info.ended_at is not None
+            and info.reached_at <= sent[0].started_at <= info.ended_at
+        ):
+            got = f"HTTP {sent[-1].status}" if sent[-1].status is not None else sent[-1].detail
+            self.fact = (
+                f"the provider held {self._what()}, committed as {info.effect_id}, from "
+                f"{info.reached_at:.3f} until {info.ended_at:.3f}; the same event was "
+                f"delivered again at {sent[0].started_at:.3f} and got {got}"
+                + ("" if answered else f" (no answer within {REPEAT_S:.0f} s)")
+            )
 
     def _target(self, run: CaseWorld, over: Callable[[], bool]) -> int | None:
         execution = run.wait_running_execution(30.0, over)

@@ -19,12 +19,13 @@ MATRIX_POINT = {
     "before_send": "retry-worker_kill-before_send",
     "after_response": "retry-worker_kill-after_response",
     "response_drop": "retry-response_drop-none",
-}
+}  # repeat_at_commit: no matrix case strikes there; exploration runs it again
 STRIKE_WORDS = {
     "after_commit": "killing the worker after the provider committed",
     "before_send": "killing the worker while the request was held before any commit",
     "after_response": "killing the worker after the answer to",
     "response_drop": "dropping the answer (committed, connection closed) to",
+    "repeat_at_commit": "delivering the same event again while the provider held the committed",
 }
 
 
@@ -83,8 +84,9 @@ def reproduction(outcome: Outcome, matrix_ids: Iterable[str], workflows_arg: str
     window, else exploration of that one probe."""
     b = outcome.probe.boundary
     if b.request is not None and b.request.effect_index == 1:
-        case_id = f"{outcome.probe.workflow}-{MATRIX_POINT[outcome.probe.strike]}"
-        if case_id in set(matrix_ids):
+        point = MATRIX_POINT.get(outcome.probe.strike)
+        case_id = f"{outcome.probe.workflow}-{point}"
+        if point is not None and case_id in set(matrix_ids):
             return f"n8n-chaos run {workflows_arg}-k {case_id}".replace("  ", " ")
     return f"n8n-chaos explore {workflows_arg}--only {outcome.probe.selector}".replace("  ", " ")
 

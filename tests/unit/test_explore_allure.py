@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from harness.cases import Case
 from harness.cli import main
 from harness.crashpoints import CRASHPOINTS
+from harness.crashpoints.explore_boundary import STRIKES
 from harness.explore.cache import ExploreCache, cache_key
 from harness.explore.explorer import explore
 from harness.explore.findings import to_json
@@ -56,7 +57,8 @@ def test_the_strip_and_a_step_per_probe(tmp_path: Path) -> None:
     steps = {s["name"].split(" ", 1)[0]: s["status"] for s in test["steps"]}
     assert steps["r1:after_commit"] == "failed" and steps["r2:after_commit"] == "passed"
     assert steps["milestones:r2:after_response:"] == "skipped"  # left by the budget
-    assert len(test["steps"]) == 6 + 2 + 1  # run, not run, the gap no probe struck
+    # run, not run (two requests, every strike each), the gap no probe struck
+    assert len(test["steps"]) == 2 * len(STRIKES) + 1
     attached = {a["name"]: tmp_path / a["source"] for a in test["attachments"]}
     assert attached["node strip"].read_text().startswith("Webhook ─ Find customer ─ ")
     assert json.loads(attached["explore.json"].read_text())["workflow"] == "milestones"

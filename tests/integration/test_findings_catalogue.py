@@ -1,0 +1,39 @@
+"""Every registered probe, for real, on the default n8n: `n8n-chaos findings` as a user runs
+it (its own stack), each probe answered from its vocabulary with evidence. A probe that
+could not establish its answer is re-run once (as the matrix retries a harness error once);
+still UNDETERMINED is a failure: its window was not struck."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.findings.base import UNDETERMINED, get_probe, known_probes
+from harness.stack.install import DEFAULT_N8N_VERSION
+
+pytestmark = pytest.mark.integration
+
+
+def findings(out: Path, *probes: str) -> dict[str, str]:
+    args = [sys.executable, "-m", "harness", "findings", "--out", str(out)]
+    args += [a for p in probes for a in ("--probe", p)] + (["--merge"] if probes else [])
+    done = subprocess.run(args, capture_output=True, text=True, timeout=1500, check=False)
+    report = out / "findings.json"
+    assert report.is_file(), f"no findings.json (exit {done.returncode}): {done.stderr[-2000:]}"
+    doc = json.loads(report.read_text())
+    return {name: p["results"][DEFAULT_N8N_VERSION]["answer"] for name, p in doc["probes"].items()}
+
+
+def test_every_probe_answers_on_the_default_version(tmp_path: Path) -> None:
+    answers = findings(tmp_path)
+    again = [name for name, answer in answers.items() if answer == UNDETERMINED]
+    if again:
+        answers = findings(tmp_path, *again)
+    assert sorted(answers) == sorted(known_probes())
+    for name, answer in answers.items():
+        assert answer != UNDETERMINED, f"{name}: see {tmp_path / 'findings.md'}"
+        assert answer in get_probe(name).answers, (name, answer)

@@ -44,8 +44,7 @@ class RetryAfterCrash(ProbeBase):
         return charge_workflow(self.name, "incident-KEY")
 
     def run(self, stack: Stack) -> Answer:
-        world = ProbeWorld(stack, "incident")
-        try:
+        with ProbeWorld(stack, "incident") as world:
             world.deploy(charge_workflow(self.name, f"incident-{world.key}"))
             held = hold_after_commit(world)  # the provider committed and holds its answer
             if isinstance(held, str):
@@ -61,8 +60,6 @@ class RetryAfterCrash(ProbeBase):
             world.wait_for("the retry to charge", lambda: len(world.attempts()) > 1, 60.0)
             victim.restart(stack.config.ready_timeout_s)
             return self.judge(world.evidence((), execution=held.execution_id))
-        finally:
-            world.close()
 
     def judge(self, evidence: dict[str, Any]) -> Answer:
         commits = ev.commit_count(evidence)

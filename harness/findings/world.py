@@ -168,6 +168,12 @@ class ProbeWorld:
         if self.watcher is not None:
             self.watcher.stop()
 
+    def __enter__(self) -> ProbeWorld:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- observing -----------------------------------------------------------------------
     def status(self, execution_id: str) -> str | None:
         assert self.watcher is not None

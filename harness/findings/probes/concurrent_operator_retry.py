@@ -64,15 +64,12 @@ class ConcurrentOperatorRetry(ProbeBase):
         return charge_workflow(self.name or "concurrent_operator_retry", "probe-retry-KEY")
 
     def run(self, stack: Stack) -> Answer:
-        world = ProbeWorld(stack, "retry")
-        try:
+        with ProbeWorld(stack, "retry") as world:
             world.deploy(charge_workflow(self.name, f"probe-{world.key}"))
             origin = self._failed_execution(world)
             if origin.startswith("!"):
                 return undetermined(origin[1:], world.evidence(NEEDLES))
             return checked(self, self._retry_twice(world, origin))
-        finally:
-            world.close()
 
     def _failed_execution(self, world: ProbeWorld) -> str:
         """The id of an execution n8n finished as failed, or "!" and why not."""

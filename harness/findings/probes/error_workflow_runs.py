@@ -78,9 +78,8 @@ class ErrorWorkflowRuns(ProbeBase):
         }
 
     def run(self, stack: Stack) -> Answer:
-        world = ProbeWorld(stack, "errorwf")
-        error_reference = f"errorwf-{world.key}"
-        try:
+        with ProbeWorld(stack, "errorwf") as world:
+            error_reference = f"errorwf-{world.key}"
             main, errors = self._workflows(f"probe-{world.key}", error_reference)
             error_workflow_id = stack.deploy(errors).id
             world.timeline.record("Error Workflow live", workflow=error_workflow_id)
@@ -115,8 +114,6 @@ class ErrorWorkflowRuns(ProbeBase):
                 observed=observed | {"case": self.case},
             )
             return checked(self, self.judge(evidence))
-        finally:
-            world.close()
 
     def _fail(self, world: ProbeWorld) -> tuple[str, dict[str, Any]] | str:
         """(the failed execution, what only the run could observe) once its row finished;

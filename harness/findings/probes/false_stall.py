@@ -61,8 +61,7 @@ class FalseStall(ProbeBase):
         return charge_workflow("false_stall", "probe-stall-KEY")
 
     def run(self, stack: Stack) -> Answer:
-        world = ProbeWorld(stack, "stall")
-        try:
+        with ProbeWorld(stack, "stall") as world:
             world.deploy(charge_workflow("false_stall", f"probe-{world.key}"))
             held = hold_after_commit(world)
             if isinstance(held, str):
@@ -71,8 +70,6 @@ class FalseStall(ProbeBase):
                 return checked(self, self._strike(world, held))
             finally:
                 stack.workers[held.worker].resume()
-        finally:
-            world.close()
 
     @staticmethod
     def _job_active(world: ProbeWorld, execution: str) -> bool:

@@ -69,8 +69,7 @@ class MainKillBeforeEnqueue(ProbeBase):
         return charge_workflow(self.name or "main_kill_before_enqueue", "probe-enqueue-KEY")
 
     def run(self, stack: Stack) -> Answer:
-        world = ProbeWorld(stack, "enqueue")
-        try:
+        with ProbeWorld(stack, "enqueue") as world:
             world.deploy(charge_workflow(self.name, f"probe-{world.key}"))
             struck = self._strike(world)
             if isinstance(struck, str):
@@ -87,8 +86,6 @@ class MainKillBeforeEnqueue(ProbeBase):
                 NEEDLES, execution=execution, sender=sender.result, observed=observed
             )
             return checked(self, self.judge(evidence))
-        finally:
-            world.close()
 
     def _strike(self, world: ProbeWorld) -> tuple[str, Sender, dict[str, Any]] | str:
         """(the execution, its sender, what only the run saw) with main killed and back; or

@@ -50,15 +50,12 @@ class RecoveryAfterCommit(ProbeBase):
         return charge_workflow("recovery_after_commit", "probe-recovery-KEY")
 
     def run(self, stack: Stack) -> Answer:
-        world = ProbeWorld(stack, "recovery")
-        try:
+        with ProbeWorld(stack, "recovery") as world:
             world.deploy(charge_workflow("recovery_after_commit", f"probe-{world.key}"))
             held = hold_after_commit(world)
             if isinstance(held, str):
                 return undetermined(held, world.evidence(NEEDLES))
             return checked(self, self._strike(world, held))
-        finally:
-            world.close()
 
     def _strike(self, world: ProbeWorld, held: Held) -> Answer:
         stack, execution = world.stack, held.execution_id

@@ -75,8 +75,7 @@ class WaitResumeTwice(ProbeBase):
         return wait_resume_workflow(self.name or "wait_resume_concurrent", "probe-wait-KEY")
 
     def run(self, stack: Stack) -> Answer:
-        world = ProbeWorld(stack, "wait")
-        try:
+        with ProbeWorld(stack, "wait") as world:
             world.deploy(wait_resume_workflow(self.name, f"probe-{world.key}"))
             parked = self._parked(world)
             if isinstance(parked, str):
@@ -92,8 +91,6 @@ class WaitResumeTwice(ProbeBase):
                 NEEDLES, execution=execution, sender=sender, resume_calls=calls, observed=observed
             )
             return checked(self, self.judge(evidence))
-        finally:
-            world.close()
 
     def _parked(self, world: ProbeWorld) -> tuple[str, str, dict[str, Any]] | str:
         """(execution, resume URL, the first delivery's result) once the row is waiting; or

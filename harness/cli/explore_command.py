@@ -144,7 +144,7 @@ def explore(
     finally:
         stack.stop()
     click.echo(f"budget: {budget.describe()}; reports in {stack.run.run_dir / 'explore'}")
-    violations = [o for e in found for o in e.outcomes if o.violation]
+    violations = [e for e in found if e.violation]
     errors = [o for e in found for o in e.outcomes if o.verdict is None]
     sys.exit(1 if violations or cached.violation else 2 if errors else 0)
 

@@ -73,6 +73,6 @@ class CachedRun:
         if not complete(found):
             say(f"  not cached (hash {key.short}): incomplete (budget or harness error)")
             return
-        violation = any(o.violation for o in found.outcomes)
+        violation = found.violation
         self.cache.store(key, lines, report, violation, run_dir)
         say(f"  cached (hash {key.short})")

@@ -54,6 +54,21 @@ class Exploration:
     not_run: list[Probe] = field(default_factory=list)
     gaps: list[GapCover] = field(default_factory=list)
 
+    @property
+    def control_violation(self) -> Verdict | None:
+        """The trace's control case (nothing broken) already broke the promise: the workflow
+        never charges, or charges another reference (found without any strike)."""
+        try:
+            verdict = Verdict(self.trace.control_verdict)
+        except ValueError:
+            return None
+        allowed = ALLOWED.get(self.promise, PASS)
+        return verdict if verdict.violation and verdict not in allowed else None
+
+    @property
+    def violation(self) -> bool:
+        return self.control_violation is not None or any(o.violation for o in self.outcomes)
+
 
 def probe_case(probe: Probe, promise: str) -> Case:
     request = probe.boundary.request

@@ -143,6 +143,11 @@ def report_lines(
         f"{trace.workflow}: {len(trace.nodes)} node runs, {len(trace.effect_requests)} effect "
         f"request(s), {len(trace.boundaries)} boundaries; control case {trace.control_verdict}",
     ]
+    if (control := found.control_violation) is not None:
+        lines.append(
+            f"  VIOLATION {control.value} with nothing broken (the trace's control case): "
+            f"{control.info.meaning}"
+        )
     for group in groups(found.outcomes):
         best = group.shortest
         kind = "VIOLATION" if best.violation else f"window (allowed by promise {found.promise!r})"
@@ -184,6 +189,7 @@ def to_json(
     return {
         "workflow": found.trace.workflow,
         "promise": found.promise,
+        "control_violation": None if (c := found.control_violation) is None else c.value,
         "trace": found.trace.to_json(),
         "outcomes": [
             {

@@ -103,6 +103,15 @@ def exploration_result(doc: Mapping[str, Any], cached: str = "") -> TestResult:
         if not g.get("struck_by")
     ]
     violations = [o for o in outcomes if o.get("violation")]
+    if doc.get("control_violation"):  # broken with nothing struck: the first finding
+        violations.insert(
+            0,
+            {
+                "verdict": doc["control_violation"],
+                "boundary_named": "nothing was broken (the trace's control case)",
+                "explanation": "the workflow breaks its promise on its own",
+            },
+        )
     errors = [o for o in outcomes if o.get("verdict") is None]
     status = Status.FAILED if violations else Status.BROKEN if errors else Status.PASSED
     message = (

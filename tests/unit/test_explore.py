@@ -3,6 +3,7 @@ journal, the plan and its budget, the grouping, the report's node strip and repr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -211,3 +212,14 @@ def test_an_effect_without_the_business_key_is_listed_but_not_struck() -> None:
     [request] = trace.requests
     assert (request.effect, request.effect_index) == ("customer", None)
     assert not [b for b in trace.boundaries if b.kind == "request"]
+
+
+def test_a_control_case_that_breaks_the_promise_is_a_finding_without_any_strike() -> None:
+    trace = dataclasses.replace(saved_trace(), control_verdict="STRAY")
+    found = explore(trace, "exactly_once", lambda case: result(case, Verdict.PASS), Budget(cases=1))
+    assert found.control_violation is Verdict.STRAY and found.violation
+    assert any("VIOLATION STRAY with nothing broken" in line for line in report_lines(found, []))
+    calm = explore(
+        saved_trace(), "exactly_once", lambda c: result(c, Verdict.PASS), Budget(cases=1)
+    )
+    assert calm.control_violation is None and not calm.violation

@@ -26,7 +26,7 @@ from harness.stack.stack import Stack
 
 REQUEST = (
     "GET {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer sk_test_bench\r\n"
-    "Connection: close\r\n\r\n"
+    "Connection: close\r\n\r\n"  # as Node's agents without keep-alive (n8n's) send it
 )
 
 
@@ -41,15 +41,28 @@ def _open(port: int) -> socket.socket:
     return sock
 
 
-def _read_until_closed(sock: socket.socket) -> bytes:
-    chunks = []
-    while chunk := sock.recv(65536):
-        chunks.append(chunk)
-    return b"".join(chunks)
+def _read_answer(sock: socket.socket) -> bytes:
+    """The head and a Content-Length body: done when the body is complete, as Node's client
+    is, not when the proxy gets round to closing (the fake always sends Content-Length)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(body) < length and (chunk := sock.recv(65536)):
+        body += chunk
+    return head
 
 
-def _status(answer: bytes) -> int:
-    return int(answer.split(b" ", 2)[1])
+def _status(head: bytes) -> int:
+    return int(head.split(b" ", 2)[1])
 
 
 def _direct(port: int, request: bytes) -> tuple[dict[str, float], int]:
@@ -57,7 +70,7 @@ def _direct(port: int, request: bytes) -> tuple[dict[str, float], int]:
     with _open(port) as sock:
         connected = time.perf_counter()
         sock.sendall(request)
-        answer = _read_until_closed(sock)
+        answer = _read_answer(sock)
     done = time.perf_counter()
     return {"connect": connected - started, "exchange": done - connected}, _status(answer)
 
@@ -76,7 +89,7 @@ def _proxied(
     with trust.wrap_socket(sock, server_hostname=host) as tls:
         handshaken = time.perf_counter()
         tls.sendall(request)
-        answer = _read_until_closed(tls)
+        answer = _read_answer(tls)
     done = time.perf_counter()
     phases = {
         "connect": connected - started,

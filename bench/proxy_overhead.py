@@ -6,7 +6,9 @@
   proxied; n8n's own Postgres and Redis links stay proxied, since the stack is wired that
   way). Rounds alternate so both see the same load.
 - The intercepting proxy (mitmproxy) on outbound requests: the median latency it adds to one
-  request, from a client (keep-alive and new connections) and from n8n (bench/_interception.py).
+  request, from a client (keep-alive and new connections) and from n8n (bench/_interception.py),
+  and where a new connection's time goes, phase by phase, with the proxy's CPU per request
+  (bench/_proxy_phases.py).
 - Optionally (--matrix KEYWORD) the wall time of that part of the crash matrix with the
   stack's interception on and off (``StackConfig.intercept``), one run after the other.
 
@@ -32,7 +34,8 @@ from typing import Any
 
 import httpx
 from _common import load, table, write_result
-from _interception import client_latency, n8n_latency, route_to_stripe_fake
+from _interception import HOST, PATH, client_latency, n8n_latency, route_to_stripe_fake
+from _proxy_phases import phase_latency
 from matrix import pytest_run
 
 from harness.minimal_workflow import webhook_then_http
@@ -174,6 +177,20 @@ def interception_table(client: dict[str, Any], n8n: dict[str, Any] | None) -> No
     print(table(["path", "direct", "intercepted", "added", "load"], rows))
 
 
+def phases_table(phases: dict[str, Any]) -> None:
+    names = list(phases["intercepted_ms"])
+    rows = [
+        (path, *(phases[f"{path}_ms"].get(name, "") for name in names))
+        for path in ("direct", "intercepted")
+    ]
+    print(
+        f"a new connection per request, phase medians in ms ({phases['requests']} each; "
+        f"load {phases['load_before']}/{phases['load_after']}): added "
+        f"{phases['added_median_ms']} ms, proxy CPU {phases['proxy_cpu_ms']} ms per request"
+    )
+    print(table(["path", *names], rows))
+
+
 def matrix_with_and_without(keyword: str) -> dict[str, Any]:
     bench_dir = str(Path(__file__).resolve().parent)
     # The pytest run loads bench/_no_intercept_plugin.py (-p) from here.
@@ -212,6 +229,7 @@ def main() -> None:
             toxiproxy = toxiproxy_rounds(stack, args.rounds, args.seconds, args.senders)
             route_to_stripe_fake(stack)
             client = client_latency(stack, args.requests)
+            phases = phase_latency(stack, HOST, PATH, args.requests)
             n8n = n8n_latency(stack, args.executions) if args.executions else None
         finally:
             stack.stop()
@@ -219,7 +237,8 @@ def main() -> None:
     if toxiproxy:
         data |= toxiproxy_summary(toxiproxy, args)
     interception_table(client, n8n)
-    data["interception"] = {"client": client, "n8n": n8n}
+    phases_table(phases)
+    data["interception"] = {"client": client, "phases": phases, "n8n": n8n}
     if args.matrix:
         data["matrix"] = matrix_with_and_without(args.matrix)
     written = write_result("proxy_overhead", data)

@@ -56,7 +56,7 @@ def test_the_addon_tests_pass_under_the_proxy_venv(venv_python: Path) -> None:
     assert "skipped" not in summary, f"the addon tests skipped under {venv_python}: {summary}"
 
 
-PROXY_FILES = ("server", "addon", "config", "journal")
+PROXY_FILES = ("server", "addon", "ca", "config", "journal")
 PROXY_SIDE = tuple(f"harness.stack.intercept.{name}" for name in PROXY_FILES)
 
 
@@ -127,6 +127,8 @@ def test_the_ca_is_made_before_the_proxy_starts(venv_python: Path, tmp_path: Pat
     assert proxy.ca_cert.stat().st_mode & 0o777 == 0o644
     key = proxy.config.confdir / "mitmproxy-ca.pem"
     assert key.stat().st_mode & 0o777 == 0o600
+    # ECDSA: mitmproxy gives every leaf the CA's key, and n8n makes a handshake per request.
+    assert key.read_text().startswith("-----BEGIN EC PRIVATE KEY-----")
     made = proxy.ca_cert.read_bytes()
     proxy.make_ca()
     assert proxy.ca_cert.read_bytes() == made

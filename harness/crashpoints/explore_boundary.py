@@ -22,7 +22,9 @@ workflow's nodes run one after the other, so request N is the Nth to arrive. Hel
   COMMIT_THEN_CLOSE for that attempt only); proof: the attempt log says so;
 - ``repeat_at_commit``: committed and held there while the sender delivers the same event
   again (a redelivery racing the first execution at that boundary); the held answer goes
-  once the repeat was answered; proof: the barrier record holds the repeat's send time.
+  once the repeat was answered; proof: the barrier record holds the repeat's send time;
+- ``repeat_before_commit``: the same, held at ``received`` (nothing committed yet): the
+  read-then-create race of a "search, then create" guard; same proof.
 
 Each proof also names the held attempt's effect kind: a run that took another path (another
 effect kind at position N than the trace saw) gets no proof.
@@ -51,7 +53,12 @@ if TYPE_CHECKING:
     from harness.stack.toxiproxy import Proxy
 
 Strike = Literal[
-    "after_commit", "response_drop", "before_send", "after_response", "repeat_at_commit"
+    "after_commit",
+    "response_drop",
+    "before_send",
+    "after_response",
+    "repeat_at_commit",
+    "repeat_before_commit",
 ]
 STRIKES: tuple[Strike, ...] = get_args(Strike)
 # The fault each strike runs with (response_drop is the provider's doing, no fault beside it).
@@ -61,6 +68,7 @@ STRIKE_FAULT: dict[Strike, str] = {
     "before_send": "worker_kill",
     "after_response": "worker_kill",
     "repeat_at_commit": "no_fault",
+    "repeat_before_commit": "no_fault",
 }
 TRAIT = "explore_boundary"
 REPEAT = "repeat"  # the repeated delivery's name in the case's history
@@ -133,6 +141,9 @@ class NthRequest(Window):
         received = self._reach_nth(run, over)
         if received is None or self.held is None:
             return
+        if self.strike_kind == "repeat_before_commit":
+            self._repeat(run, received)
+            return
         if self.strike_kind == "before_send":
             self._plant(run, FaultKind.ERROR_BEFORE_COMMIT)
             if self._target(run, over) and received.info().state is BarrierState.HOLDING:
@@ -176,20 +187,20 @@ class NthRequest(Window):
         )
         self._prove_committed(committed.info())
 
-    def _repeat(self, run: CaseWorld, committed: Barrier) -> None:
-        """The same event again while request N is held after its commit; its answer (or the
-        deadline) before the held answer goes."""
+    def _repeat(self, run: CaseWorld, held: Barrier) -> None:
+        """The same event again while request N is held (at ``received`` or after its
+        commit); its answer (or the deadline) before the held request goes on."""
         self.struck = time.time()
         repeat = BackgroundDelivery(lambda: run.deliver(delivery=REPEAT, retry=False))
         answered = run.wait_for("the repeated delivery's answer", lambda: repeat.done, REPEAT_S)
         run.journal.record("crashpoint.repeat", self.name, answered=answered)
-        committed.release()
+        held.release()
         run.wait_for(
-            "the provider to let the held response go",
-            lambda: committed.info().state is not BarrierState.HOLDING,
+            "the provider to let the held request go",
+            lambda: held.info().state is not BarrierState.HOLDING,
             10.0,
         )
-        info = committed.info()
+        info = held.info()
         sent = run.attempts(REPEAT)
         if (
             sent
@@ -198,10 +209,15 @@ class NthRequest(Window):
             and info.reached_at <= sent[0].started_at <= info.ended_at
         ):
             got = f"HTTP {sent[-1].status}" if sent[-1].status is not None else sent[-1].detail
+            where = (
+                f"committed as {info.effect_id}"
+                if self.strike_kind == "repeat_at_commit"
+                else "before any commit"
+            )
             self.fact = (
-                f"the provider held {self._what()}, committed as {info.effect_id}, from "
-                f"{info.reached_at:.3f} until {info.ended_at:.3f}; the same event was "
-                f"delivered again at {sent[0].started_at:.3f} and got {got}"
+                f"the provider held {self._what()}, {where}, from {info.reached_at:.3f} until "
+                f"{info.ended_at:.3f}; the same event was delivered again at "
+                f"{sent[0].started_at:.3f} and got {got}"
                 + ("" if answered else f" (no answer within {REPEAT_S:.0f} s)")
             )
 

@@ -19,13 +19,14 @@ MATRIX_POINT = {
     "before_send": "retry-worker_kill-before_send",
     "after_response": "retry-worker_kill-after_response",
     "response_drop": "retry-response_drop-none",
-}  # repeat_at_commit: no matrix case strikes there; exploration runs it again
+}  # the repeats: no matrix case strikes there; exploration runs them again
 STRIKE_WORDS = {
     "after_commit": "killing the worker after the provider committed",
     "before_send": "killing the worker while the request was held before any commit",
     "after_response": "killing the worker after the answer to",
     "response_drop": "dropping the answer (committed, connection closed) to",
     "repeat_at_commit": "delivering the same event again while the provider held the committed",
+    "repeat_before_commit": "delivering the same event again while the provider held, uncommitted,",
 }
 
 

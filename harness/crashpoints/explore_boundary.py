@@ -20,6 +20,9 @@ workflow's nodes run one after the other, so request N is the Nth to arrive. Hel
   toxics Toxiproxy lists;
 - ``response_drop``: committed, then the connection closed without an answer (the provider's
   COMMIT_THEN_CLOSE for that attempt only); proof: the attempt log says so;
+- ``commit_then_5xx``: committed, then answered HTTP 500 (the provider's COMMIT_THEN_ERROR
+  for that attempt only): an outcome the workflow cannot tell from a failure; proof: the
+  attempt log says so;
 - ``repeat_at_commit``: committed and held there while the sender delivers the same event
   again (a redelivery racing the first execution at that boundary); the held answer goes
   once the repeat was answered; proof: the barrier record holds the repeat's send time;
@@ -59,6 +62,7 @@ Strike = Literal[
     "after_response",
     "repeat_at_commit",
     "repeat_before_commit",
+    "commit_then_5xx",
 ]
 STRIKES: tuple[Strike, ...] = get_args(Strike)
 # The fault each strike runs with (response_drop is the provider's doing, no fault beside it).
@@ -69,6 +73,12 @@ STRIKE_FAULT: dict[Strike, str] = {
     "after_response": "worker_kill",
     "repeat_at_commit": "no_fault",
     "repeat_before_commit": "no_fault",
+    "commit_then_5xx": "no_fault",
+}
+# Strikes the provider's answer does alone, planted for request N's attempt only.
+ANSWER_FAULTS: dict[Strike, FaultKind] = {
+    "response_drop": FaultKind.COMMIT_THEN_CLOSE,
+    "commit_then_5xx": FaultKind.COMMIT_THEN_ERROR,
 }
 TRAIT = "explore_boundary"
 REPEAT = "repeat"  # the repeated delivery's name in the case's history
@@ -150,8 +160,8 @@ class NthRequest(Window):
                 self.struck = time.time()
                 run.inject()
             return
-        if self.strike_kind == "response_drop":
-            self._plant(run, FaultKind.COMMIT_THEN_CLOSE)
+        if self.strike_kind in ANSWER_FAULTS:
+            self._plant(run, ANSWER_FAULTS[self.strike_kind])
             received.release()
             return
         committed = self._arm(run, ProviderPoint.COMMITTED)
@@ -304,12 +314,17 @@ class NthRequest(Window):
                 f"the provider committed {self._what()} as {effect_id} and closed the "
                 "connection without an answer (its attempt log: commit_then_close)"
             )
+        elif fault == str(FaultKind.COMMIT_THEN_ERROR) and effect_id is not None:
+            self.fact = (
+                f"the provider committed {self._what()} as {effect_id} and answered HTTP 500 "
+                "(its attempt log: commit_then_error)"
+            )
 
     def disarm(self, run: CaseWorld) -> None:
         for barrier in self.barriers:
             with suppress(ControlRequestRejected):
                 barrier.release()
-        if self.strike_kind in ("before_send", "response_drop"):
+        if self.strike_kind == "before_send" or self.strike_kind in ANSWER_FAULTS:
             self._prove_attempt(run)
         if self.rule is not None:
             with suppress(ControlRequestRejected):  # already cleared by a reset

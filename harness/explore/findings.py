@@ -19,6 +19,7 @@ MATRIX_POINT = {
     "before_send": "retry-worker_kill-before_send",
     "after_response": "retry-worker_kill-after_response",
     "response_drop": "retry-response_drop-none",
+    "commit_then_5xx": "retry-provider_5xx-none",
 }  # the repeats: no matrix case strikes there; exploration runs them again
 STRIKE_WORDS = {
     "after_commit": "killing the worker after the provider committed",
@@ -27,6 +28,7 @@ STRIKE_WORDS = {
     "response_drop": "dropping the answer (committed, connection closed) to",
     "repeat_at_commit": "delivering the same event again while the provider held the committed",
     "repeat_before_commit": "delivering the same event again while the provider held, uncommitted,",
+    "commit_then_5xx": "answering HTTP 500 after committing",
 }
 
 
@@ -40,8 +42,8 @@ def boundary_sentence(probe: Probe) -> str:
     what = f"request {r.effect_index} {r.route} of node {r.node!r}"
     if probe.strike == "after_response":
         head = f"{STRIKE_WORDS['after_response']} {what} reached it"
-    elif probe.strike == "response_drop":
-        head = f"{STRIKE_WORDS['response_drop']} {what}"
+    elif probe.strike in ("response_drop", "commit_then_5xx"):
+        head = f"{STRIKE_WORDS[probe.strike]} {what}"
     else:
         head = f"{STRIKE_WORDS[probe.strike]} {what}"
     after = f" and before {b.before_node!r} ran" if b.before_node else " (its last node)"

@@ -99,9 +99,9 @@ class CaseRun:
 
     def sender(self, retry: bool = True, attempt_timeout_s: float | None = None) -> Sender:
         request = self.workflow.render_request(self.key, f"evt-{self.key}")
-        policy = SenderPolicy(retry=retry)
-        if attempt_timeout_s is not None:
-            policy = SenderPolicy(retry=retry, attempt_timeout_s=attempt_timeout_s)
+        if attempt_timeout_s is None:  # a synchronous answer comes after the Wait nodes
+            attempt_timeout_s = SenderPolicy().attempt_timeout_s + self.workflow.waits_s
+        policy = SenderPolicy(retry=retry, attempt_timeout_s=attempt_timeout_s)
         return Sender(
             self.webhook_url,
             self.workflow.method,

@@ -207,6 +207,11 @@ class WorkflowUnderTest:
     form_fields: dict[str, str] | None = field(default=None, hash=False)
     trigger_auth: TriggerAuth | None = field(default=None, hash=False, compare=False, repr=False)
 
+    @property
+    def waits_s(self) -> float:
+        """How long its Wait nodes hold an execution (its deadlines grow by that)."""
+        return wj.wait_seconds(self.workflow)
+
     def upstream_configs(self) -> list[Upstream]:
         """The manifest's upstreams as ``fake_providers.upstreams.Upstream`` objects, plus
         the token fake of each OAuth2 credential the workflow references (unless mapped)."""
@@ -280,6 +285,7 @@ class WorkflowUnderTest:
 
 
 DEFAULT_WORKFLOW_FILE = "workflow.json"
+LONG_WAIT_S = 120.0  # Wait nodes longer than this in all are worth a warning
 
 # -- loading -------------------------------------------------------------------------------
 
@@ -343,6 +349,11 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
         found = upstream_config.upstream_warnings(manifest_path, dict(m.upstreams), companions)
     else:
         found = _old_path_warnings(manifest_path, m, companions)
+    if (waits := wj.wait_seconds(workflow)) > LONG_WAIT_S:
+        found.append(
+            f"{workflow_path}: its Wait nodes hold every execution {waits:.0f} s; each case "
+            "waits that long (its deadlines grow by it), so the matrix takes far longer"
+        )
     return WorkflowUnderTest(
         name=m.name,
         description=m.description,

@@ -238,15 +238,17 @@ def _aftermath(run: CaseRun, plan: DeliveryPlan, record: CaseRecord) -> SettleRe
         if not run.wait_timed_heal():
             run.journal.record("deadline.expired", "the timed fault's own heal")
         reset_stack(run.stack)
+    # A workflow's Wait nodes hold every execution by design: the deadline grows by them.
+    deadline_s = SETTLE_S + run.workflow.waits_s
     with record.phase("settle"):
-        settled = run.settle(SETTLE_S, "first delivery")
+        settled = run.settle(deadline_s, "first delivery")
     with record.phase("later deliveries"):
         if plan.after_settle(run):
-            settled = run.settle(SETTLE_S, "later deliveries")
+            settled = run.settle(deadline_s, "later deliveries")
     if run.deployment.reconciler is not None and run.workflow.reconciler is not None:
         with record.phase("reconcile"):
             _reconcile(run)
-            settled = run.settle(SETTLE_S, "reconciler")
+            settled = run.settle(deadline_s, "reconciler")
     return settled
 
 

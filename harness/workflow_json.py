@@ -26,6 +26,8 @@ FORM_TRIGGER_NODE_TYPE = "n8n-nodes-base.formTrigger"
 TRIGGER_NODE_TYPES = (WEBHOOK_NODE_TYPE, FORM_TRIGGER_NODE_TYPE)
 FORM_METHOD = "POST"
 ERROR_TRIGGER_NODE_TYPE = "n8n-nodes-base.errorTrigger"
+WAIT_NODE_TYPE = "n8n-nodes-base.wait"
+_UNIT_S = {"seconds": 1.0, "minutes": 60.0, "hours": 3600.0, "days": 86400.0}
 # n8n's Webhook node answers GET when httpMethod is absent.
 WEBHOOK_DEFAULT_METHOD = "GET"
 SYNCHRONOUS_RESPONSE_MODES = ("lastNode", "responseNode")
@@ -308,3 +310,23 @@ def _is_key(expression: str, key_path: tuple[str, ...]) -> bool:
         return False
     dotted = ".".join(key_path)
     return expr == dotted or expr.endswith("." + dotted)
+
+
+def wait_seconds(workflow: dict[str, Any]) -> float:
+    """How long the workflow's Wait nodes ("after a time interval") hold an execution, in
+    all: the case's deadlines grow by it, so a Wait by design is not judged STUCK. A Wait
+    that resumes on a webhook, a form or a date is not counted (no interval to read)."""
+    total = 0.0
+    for node in workflow.get("nodes", []):
+        if node.get("type") != WAIT_NODE_TYPE or node.get("disabled", False):
+            continue
+        params = node.get("parameters") if isinstance(node.get("parameters"), dict) else {}
+        assert isinstance(params, dict)
+        if params.get("resume", "timeInterval") != "timeInterval":
+            continue
+        first = node.get("typeVersion", 1) == 1  # version 1: 1 hour by default, later: 5 s
+        amount = params.get("amount", 1 if first else 5)
+        unit = _UNIT_S.get(str(params.get("unit", "hours" if first else "seconds")), 0.0)
+        if isinstance(amount, int | float):
+            total += float(amount) * unit
+    return total

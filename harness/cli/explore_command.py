@@ -72,9 +72,9 @@ def explore(
 ) -> None:
     """Trace each workflow once with nothing broken, then strike at each of its boundaries
     (every effect request: the worker killed before it, after the commit, after the answer;
-    the answer dropped or a 500 after the commit; the same event delivered again while the request is held, before or
-    after its commit), each case judged by the matrix's oracle. Reports each broken window
-    by node and request, with the command that runs it again.
+    the answer dropped or a 500 after the commit; the same event delivered again while the
+    request is held, before or after its commit), each case judged by the matrix's oracle.
+    Reports each broken window by node and request, with the command that runs it again.
 
     \b
     An unchanged workflow (same folder, n8n version, workers and harness) is not explored

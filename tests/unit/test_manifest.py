@@ -19,6 +19,7 @@ from harness.manifest import (
     discover,
     load_manifest,
 )
+from harness.workflow_json import wait_seconds
 
 BUNDLED = Path(__file__).resolve().parents[2] / "workflows_under_test"
 # The minimal test workflow calls no provider: its warning is tested in test_manifest_model.
@@ -867,3 +868,20 @@ def test_bundled_exports_call_their_real_hosts_without_env() -> None:
         for node in wut.workflow["nodes"]:
             for ref in node.get("credentials", {}).values():
                 assert ref["id"] and ref["name"], (name, node["name"])
+
+
+def test_wait_nodes_lengthen_the_deadlines_by_their_interval() -> None:
+    def wait(version: float, **params: Any) -> dict[str, Any]:
+        return {"type": "n8n-nodes-base.wait", "typeVersion": version, "parameters": params}
+
+    workflow = {
+        "nodes": [
+            wait(1.1, amount=150, unit="seconds"),
+            wait(1.1, amount=1, unit="minutes"),
+            wait(1.1),  # 5 s by default since version 1.1
+            wait(1),  # 1 hour by default in version 1
+            wait(1.1, resume="webhook"),  # resumes on a call: no interval
+            {**wait(1.1, amount=9, unit="days"), "disabled": True},
+        ]
+    }
+    assert wait_seconds(workflow) == 150 + 60 + 5 + 3600

@@ -250,6 +250,43 @@ def what_n8n_does() -> str:
     return "\n".join(rows)
 
 
+def matrix_by_version(results: Path = RESULTS) -> str:
+    """The bundled matrix per n8n version (bench/results/matrix-*/, see
+    bench/matrix_versions.py): its counts, and each case whose verdict differs from the
+    default version's with both verdicts; a version that could not run says why."""
+    from bench.matrix_versions import baseline_of, differences, matrix_versions
+    from harness.stack.install import DEFAULT_N8N_VERSION
+    from harness.terminal.outcome import Kind
+
+    versions = matrix_versions(results)
+    baseline = baseline_of(versions, DEFAULT_N8N_VERSION)
+    rows = [
+        "| n8n | cases | as expected | violations | harness errors "
+        f"| differs from {baseline.version} ({baseline.version} -> this version) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for v in versions:
+        if v.not_run is not None:
+            rows.append(f"| {v.version} | not run: {v.not_run} | | | | |")
+            continue
+        if v is baseline:
+            differs = "(the expected verdicts are this version's)"
+        else:
+            found = differences(baseline, v)
+            differs = "; ".join(
+                f"`{d.case_id}`: {d.a or 'no verdict'} -> {d.b or 'no verdict'}" for d in found
+            )
+            only = len(baseline.case_ids ^ v.case_ids)
+            differs = differs or "nothing"
+            if only:
+                differs += f" ({only} case(s) ran on one version only)"
+        counts = " | ".join(
+            str(v.counts[k]) for k in (Kind.EXPECTED, Kind.VIOLATION, Kind.HARNESS_ERROR)
+        )
+        rows.append(f"| {v.version} | {v.cases} | {counts} | {differs} |")
+    return "\n".join(rows)
+
+
 def _overheads(mode: str) -> list[float]:
     return [float(run["overhead_s"]) for run in _result("one_case")["modes"][mode]]
 
@@ -315,6 +352,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "ci_shards": ci_shards,
     "negative_controls": negative_controls,
     "what_n8n_does": what_n8n_does,
+    "matrix_by_version": matrix_by_version,
     "desk_overhead_cold_s": desk_overhead_cold_s,
     "desk_overhead_warm_s": desk_overhead_warm_s,
     "case_no_fault_s": case_no_fault_s,

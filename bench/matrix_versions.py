@@ -21,7 +21,7 @@ from pathlib import Path
 
 from harness.findings.diff import CaseDiff, RunDiff, case_diffs, render
 from harness.stack.install import DEFAULT_N8N_VERSION
-from harness.terminal.outcome import Kind
+from harness.terminal.outcome import CaseOutcome, Kind
 from harness.terminal.summary import SUMMARY_FILE, read_summary
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -32,13 +32,15 @@ NOT_RUN_FILE = "not_run.json"
 class MatrixVersion:
     version: str
     folder: Path
-    counts: dict[Kind, int]  # empty when the matrix did not run on this version
-    case_ids: frozenset[str]
+    outcomes: dict[str, CaseOutcome]  # by case id; empty when the matrix did not run
     not_run: str | None = None  # why the matrix did not run on this version
 
     @property
     def cases(self) -> int:
-        return sum(self.counts.values())
+        return len(self.outcomes)
+
+    def count(self, kind: Kind) -> int:
+        return sum(1 for o in self.outcomes.values() if o.kind is kind)
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -52,18 +54,27 @@ def matrix_versions(results: Path = RESULTS) -> list[MatrixVersion]:
         version = folder.name.removeprefix("matrix-")
         if (folder / SUMMARY_FILE).is_file():
             _, outcomes = read_summary(folder / SUMMARY_FILE)
-            counts = {kind: sum(1 for o in outcomes if o.kind is kind) for kind in Kind}
-            ids = frozenset(o.case_id for o in outcomes)
-            found.append(MatrixVersion(version, folder, counts, ids))
+            found.append(MatrixVersion(version, folder, {o.case_id: o for o in outcomes}))
         elif (folder / NOT_RUN_FILE).is_file():
             why = str(json.loads((folder / NOT_RUN_FILE).read_text())["not_run"])
-            found.append(MatrixVersion(version, folder, {}, frozenset(), not_run=why))
+            found.append(MatrixVersion(version, folder, {}, not_run=why))
     return sorted(found, key=lambda v: _version_key(v.version))
 
 
 def differences(baseline: MatrixVersion, other: MatrixVersion) -> list[CaseDiff]:
     """The cases both ran whose verdict differs (a = the baseline's, b = the other's)."""
     return case_diffs(baseline.folder, other.folder)
+
+
+def only_in_one(baseline: MatrixVersion, other: MatrixVersion) -> list[str]:
+    """The cases one of the two runs has and the other not (not compared)."""
+    return sorted(set(baseline.outcomes) ^ set(other.outcomes))
+
+
+def both_expected(baseline: MatrixVersion, other: MatrixVersion, diff: CaseDiff) -> bool:
+    """Both verdicts are among those the case allows (a timing-dependent case may give
+    either on any version: a difference, not a violation)."""
+    return all(v.outcomes[diff.case_id].as_expected for v in (baseline, other))
 
 
 def baseline_of(versions: list[MatrixVersion], wanted: str) -> MatrixVersion:
@@ -91,18 +102,21 @@ def main(argv: list[str] | None = None) -> int:
         if v.not_run is not None:
             print(f"{v.version}  not run: {v.not_run}")
             continue
-        counts = (v.counts[Kind.EXPECTED], v.counts[Kind.VIOLATION], v.counts[Kind.HARNESS_ERROR])
+        counts = (v.count(Kind.EXPECTED), v.count(Kind.VIOLATION), v.count(Kind.HARNESS_ERROR))
         print(f"{v.version}  {v.cases}  " + "  ".join(str(n) for n in counts))
     for v in versions:
         if v is baseline or v.not_run is not None:
             continue
         print(f"\nn8n {baseline.version} (A) -> {v.version} (B):")
-        only = sorted(baseline.case_ids ^ v.case_ids)
+        only = only_in_one(baseline, v)
         if only:
             print(f"  cases in one run only: {', '.join(only)}")
-        diff = RunDiff(probes=[], cases=differences(baseline, v), compared=["verdicts"])
-        for line in render(diff):
+        found = differences(baseline, v)
+        for line in render(RunDiff(probes=[], cases=found, compared=["verdicts"])):
             print(f"  {line}")
+        for d in found:
+            allowed = "both" if both_expected(baseline, v, d) else "not both"
+            print(f"  {d.case_id}: {allowed} among the verdicts the case expects")
     return 0
 
 

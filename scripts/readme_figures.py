@@ -254,7 +254,13 @@ def matrix_by_version(results: Path = RESULTS) -> str:
     """The bundled matrix per n8n version (bench/results/matrix-*/, see
     bench/matrix_versions.py): its counts, and each case whose verdict differs from the
     default version's with both verdicts; a version that could not run says why."""
-    from bench.matrix_versions import baseline_of, differences, matrix_versions
+    from bench.matrix_versions import (
+        baseline_of,
+        both_expected,
+        differences,
+        matrix_versions,
+        only_in_one,
+    )
     from harness.stack.install import DEFAULT_N8N_VERSION
     from harness.terminal.outcome import Kind
 
@@ -270,18 +276,19 @@ def matrix_by_version(results: Path = RESULTS) -> str:
             rows.append(f"| {v.version} | not run: {v.not_run} | | | | |")
             continue
         if v is baseline:
-            differs = "(the expected verdicts are this version's)"
+            differs = "(baseline)"
         else:
             found = differences(baseline, v)
             differs = "; ".join(
-                f"`{d.case_id}`: {d.a or 'no verdict'} -> {d.b or 'no verdict'}" for d in found
+                f"`{d.case_id}`: {d.a or 'no verdict'} -> {d.b or 'no verdict'}"
+                + (" (both expected)" if both_expected(baseline, v, d) else "")
+                for d in found
             )
-            only = len(baseline.case_ids ^ v.case_ids)
             differs = differs or "nothing"
-            if only:
+            if only := len(only_in_one(baseline, v)):
                 differs += f" ({only} case(s) ran on one version only)"
         counts = " | ".join(
-            str(v.counts[k]) for k in (Kind.EXPECTED, Kind.VIOLATION, Kind.HARNESS_ERROR)
+            str(v.count(k)) for k in (Kind.EXPECTED, Kind.VIOLATION, Kind.HARNESS_ERROR)
         )
         rows.append(f"| {v.version} | {v.cases} | {counts} | {differs} |")
     return "\n".join(rows)

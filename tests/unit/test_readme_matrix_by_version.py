@@ -30,7 +30,8 @@ def load_figures() -> ModuleType:
 
 def case(case_id: str, verdict: str | None, error: str | None = None) -> CaseOutcome:
     workflow, scenario = case_id.split("-", 1)
-    return CaseOutcome(case_id, workflow, scenario, verdict, ("EXACTLY-ONCE",), error=error)
+    expected = ("PASS", "UNRECONCILED") if "pause" in case_id else ("PASS",)
+    return CaseOutcome(case_id, workflow, scenario, verdict, expected, error=error)
 
 
 def write_run(results: Path, version: str, outcomes: list[CaseOutcome]) -> None:
@@ -42,14 +43,19 @@ def results(tmp_path: Path) -> Path:
     write_run(
         tmp_path,
         DEFAULT_N8N_VERSION,
-        [case("wf-retry-no_fault-none", "EXACTLY-ONCE"), case("wf-once-kill-x", "EXACTLY-ONCE")],
+        [
+            case("wf-retry-no_fault-none", "PASS"),
+            case("wf-once-kill-x", "PASS"),
+            case("wf-retry-pause-x", "PASS"),
+        ],
     )
     write_run(
         tmp_path,
         "2.1.0",
         [
-            case("wf-retry-no_fault-none", "EXACTLY-ONCE"),
+            case("wf-retry-no_fault-none", "PASS"),
             case("wf-once-kill-x", "DUPLICATE"),
+            case("wf-retry-pause-x", "UNRECONCILED"),
             case("wf-late-kill-x", None, error="stack did not come up"),
         ],
     )
@@ -64,15 +70,16 @@ def test_the_table_counts_each_version_and_names_what_differs(results: Path) -> 
     lines = load_figures().matrix_by_version(results).splitlines()
     assert len(lines) == 5  # header, rule, three versions oldest first
     old, default, missing = lines[2:]
-    assert old.startswith("| 2.1.0 | 3 | 1 | 1 | 1 | ")
-    assert "`wf-once-kill-x`: EXACTLY-ONCE -> DUPLICATE" in old
+    assert old.startswith("| 2.1.0 | 4 | 2 | 1 | 1 | ")
+    assert "`wf-once-kill-x`: PASS -> DUPLICATE;" in old  # a violation: not both expected
+    assert "`wf-retry-pause-x`: PASS -> UNRECONCILED (both expected)" in old
     assert "wf-retry-no_fault-none" not in old  # the same verdict on both
     assert "(1 case(s) ran on one version only)" in old
-    assert default.startswith(f"| {DEFAULT_N8N_VERSION} | 2 | 2 | 0 | 0 | ")
+    assert default == f"| {DEFAULT_N8N_VERSION} | 3 | 3 | 0 | 0 | (baseline) |"
     assert missing == "| 9.0.0 | not run: npm cannot resolve @n8n/x@1.0.0 | | | | |"
 
 
 def test_no_run_of_the_default_version_is_said(tmp_path: Path) -> None:
-    write_run(tmp_path, "2.1.0", [case("wf-retry-no_fault-none", "EXACTLY-ONCE")])
+    write_run(tmp_path, "2.1.0", [case("wf-retry-no_fault-none", "PASS")])
     with pytest.raises(LookupError, match=f"no matrix run of n8n {DEFAULT_N8N_VERSION}"):
         load_figures().matrix_by_version(tmp_path)

@@ -250,6 +250,50 @@ def what_n8n_does() -> str:
     return "\n".join(rows)
 
 
+def matrix_by_version(results: Path = RESULTS) -> str:
+    """The bundled matrix per n8n version (bench/results/matrix-*/, see
+    bench/matrix_versions.py): its counts, and each case whose verdict differs from the
+    default version's with both verdicts; a version that could not run says why."""
+    from bench.matrix_versions import (
+        baseline_of,
+        both_expected,
+        differences,
+        matrix_versions,
+        only_in_one,
+    )
+    from harness.stack.install import DEFAULT_N8N_VERSION
+    from harness.terminal.outcome import Kind
+
+    versions = matrix_versions(results)
+    baseline = baseline_of(versions, DEFAULT_N8N_VERSION)
+    rows = [
+        "| n8n | cases | as expected | violations | harness errors "
+        f"| differs from {baseline.version} ({baseline.version} -> this version) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for v in versions:
+        if v.not_run is not None:
+            rows.append(f"| {v.version} | not run: {v.not_run} | | | | |")
+            continue
+        if v is baseline:
+            differs = "(baseline)"
+        else:
+            found = differences(baseline, v)
+            differs = "; ".join(
+                f"`{d.case_id}`: {d.a or 'no verdict'} -> {d.b or 'no verdict'}"
+                + (" (both expected)" if both_expected(baseline, v, d) else "")
+                for d in found
+            )
+            differs = differs or "nothing"
+            if only := len(only_in_one(baseline, v)):
+                differs += f" ({only} case(s) ran on one version only)"
+        counts = " | ".join(
+            str(v.count(k)) for k in (Kind.EXPECTED, Kind.VIOLATION, Kind.HARNESS_ERROR)
+        )
+        rows.append(f"| {v.version} | {v.cases} | {counts} | {differs} |")
+    return "\n".join(rows)
+
+
 def _overheads(mode: str) -> list[float]:
     return [float(run["overhead_s"]) for run in _result("one_case")["modes"][mode]]
 
@@ -315,6 +359,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "ci_shards": ci_shards,
     "negative_controls": negative_controls,
     "what_n8n_does": what_n8n_does,
+    "matrix_by_version": matrix_by_version,
     "desk_overhead_cold_s": desk_overhead_cold_s,
     "desk_overhead_warm_s": desk_overhead_warm_s,
     "case_no_fault_s": case_no_fault_s,

@@ -101,3 +101,13 @@ def test_on_a_stack_without_a_webhook_processor_it_says_why() -> None:
     answer = PROBE.run(stack)
     assert answer.answer == UNDETERMINED
     assert "no webhook processor" in answer.why
+
+
+def test_the_recorded_evidence_gives_the_recorded_answer() -> None:
+    evidence, result = pe.recorded("webhook_processor_kill", "2.40.7")
+    answer = checked(PROBE, PROBE.judge(evidence))
+    assert answer.answer == result["answer"]
+    assert answer.answer == (
+        "sender got no answer; row ends success; charge ran once; worker finished it"
+    )
+    assert answer.why == result["why"]

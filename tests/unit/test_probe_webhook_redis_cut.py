@@ -115,3 +115,15 @@ def test_evidence_without_the_cut_is_undetermined() -> None:
 def test_a_worker_start_without_a_kept_job_still_counts_as_enqueued() -> None:
     answer = checked(PROBE, PROBE.judge(_evidence(["new", "running", "success"], 1, 200)))
     assert answer.answer.startswith("job enqueued after the restore; ")
+
+
+def test_the_recorded_evidence_gives_the_recorded_answer() -> None:
+    evidence, result = pe.recorded("webhook_redis_cut", "2.40.7")
+    answer = checked(PROBE, PROBE.judge(evidence))
+    assert answer.answer == result["answer"]
+    assert answer.answer == (
+        "job never enqueued; row ends new; charge never ran; sender got no answer; "
+        "webhook processor exited"
+    )
+    assert answer.why == result["why"]
+    assert answer.facts["webhook_exit_code"] == 1

@@ -43,6 +43,7 @@ CUT_S = 15.0  # the link is down this long: past n8n's 10 s Redis reconnect thre
 SETTLE_S = 60.0  # after the restore: the row finishes, or anything runs it
 SENDER_S = 30.0
 EXIT_WAIT = "the webhook processor to exit during the cut"
+SETTLE_WAIT = "the row to finish after the restore"
 JOB_WAIT = "the job to reach Redis during the cut"
 NEEDLES = (
     "Redis",
@@ -89,11 +90,7 @@ class WebhookRedisCut(ProbeBase):
             if isinstance(struck, str):
                 return undetermined(struck, world.evidence(NEEDLES))
             execution, sender, observed = struck
-            world.wait_for(
-                "the row to finish after the restore",
-                lambda: world.status(execution) in FINISHED,
-                SETTLE_S,
-            )
+            world.wait_for(SETTLE_WAIT, lambda: world.status(execution) in FINISHED, SETTLE_S)
             world.wait_for("the sender's answer", sender.done, SENDER_S)
             observed |= {
                 "worker_starts": world.worker_starts(execution),
@@ -200,11 +197,14 @@ class WebhookRedisCut(ProbeBase):
         process = "exited" if exited else "stayed up"
         answer = f"{job}; row ends {final}; {ran}; sender {sender}; webhook processor {process}"
         recovered = final == "success" and commits == 1
+        settled = ev.reached(evidence, SETTLE_WAIT)
+        unfinished = "" if settled else f", still {final} {SETTLE_S:.0f} s after the restore"
         why = (
             f"execution {execution} went {' -> '.join(path) or '(no status seen)'} "
-            f"({facts['status_at_cut_end']} at the cut's end); {len(jobs_after)} job(s) for it "
-            f"in Redis after the restore, {commits} commit(s), {facts['worker_starts']} worker "
-            f"start(s): {'recovered' if recovered else 'not recovered'}; the sender {sender}"
+            f"({facts['status_at_cut_end']} at the cut's end{unfinished}); "
+            f"{len(jobs_after)} job(s) for it in Redis after the restore, {commits} commit(s), "
+            f"{facts['worker_starts']} worker start(s): "
+            f"{'recovered' if recovered else 'not recovered'}; the sender {sender}"
             + (f" ({facts['sender_error']})" if facts["sender_error"] else "")
             + (" during the cut" if facts["sender_answered_during_cut"] else "")
             + f"; the webhook processor {process}"

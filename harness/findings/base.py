@@ -5,6 +5,7 @@ said once, found by ``harness.registry``).
 A probe has:
 - ``question``: one line, what it asks of n8n;
 - ``answers``: its closed vocabulary (every answer it may give, besides ``UNDETERMINED``);
+- ``needs_webhook_processor``: run it on a stack with ``n8n webhook`` (default False);
 - ``workflow()``: the minimal workflow it deploys (shown in the report);
 - ``run(stack)``: strikes its fault, records the evidence and returns ``judge(evidence)``;
 - ``judge(evidence)``: the answer as a pure function of the recorded evidence (no stack), so
@@ -72,6 +73,8 @@ class Probe(Protocol):
     name: str  # given by the registry
     question: ClassVar[str]
     answers: ClassVar[tuple[str, ...]]
+    # Run on a stack with a webhook processor (``n8n webhook``, StackConfig.webhook_processor).
+    needs_webhook_processor: ClassVar[bool]
 
     def workflow(self) -> dict[str, Any]: ...
 
@@ -86,6 +89,9 @@ class ProbeBase:
     name: str = ""
     question: ClassVar[str] = ""
     answers: ClassVar[tuple[str, ...]] = ()
+    # True: ``n8n-chaos findings`` runs it on a second stack per version, one with a webhook
+    # processor (production webhooks go to ``n8n webhook``; its links webhook_redis, ...).
+    needs_webhook_processor: ClassVar[bool] = False
 
 
 def vocabulary(template: str, **choices: Iterable[str]) -> tuple[str, ...]:

@@ -64,6 +64,17 @@ def run_probe(probe: Probe, stack: Stack) -> Answer:
     return answer
 
 
+def stack_plans(probes: Sequence[Probe]) -> list[tuple[bool, list[Probe]]]:
+    """The stacks one version needs, in order, each with its probes: (webhook processor or
+    not, probes). The probes that need ``n8n webhook`` get a second stack of their own, only
+    if any was selected; the others keep the plain stack (main takes the webhooks there)."""
+    plans = [
+        (needs, [p for p in probes if bool(p.needs_webhook_processor) == needs])
+        for needs in (False, True)
+    ]
+    return [(needs, selected) for needs, selected in plans if selected]
+
+
 def run_findings(
     versions: Sequence[str],
     probe_names: Sequence[str],
@@ -85,23 +96,44 @@ def run_findings(
         except HarnessError as exc:
             findings.versions[version] = VersionRun(False, str(exc).splitlines()[0])
             continue
-        config = StackConfig(
-            workers=workers, n8n_version=version, n8n_env=FINDINGS_N8N_ENV, runs_root=runs_root
-        )
-        try:
-            stack = Stack.start(installation, config, progress=say)
-        except HarnessError as exc:
-            findings.versions[version] = VersionRun(False, f"stack did not come up: {exc}"[:500])
-            say(findings.versions[version].error or "")
+        run_dirs: list[str] = []
+        failed: list[tuple[str, list[Probe]]] = []  # (why, its probes) per stack not up
+        for webhook_processor, selected in stack_plans(probes):
+            config = StackConfig(
+                workers=workers,
+                webhook_processor=webhook_processor,
+                n8n_version=version,
+                n8n_env=FINDINGS_N8N_ENV,
+                runs_root=runs_root,
+            )
+            what = "stack with a webhook processor" if webhook_processor else "stack"
+            try:
+                stack = Stack.start(installation, config, progress=say)
+            except HarnessError as exc:
+                failed.append((f"{what} did not come up: {exc}"[:500], selected))
+                say(failed[-1][0])
+                continue
+            run_dirs.append(str(stack.run.run_dir))
+            try:
+                _run_probes(findings, version, selected, stack, say)
+            finally:
+                stack.stop(keep_data=True)
+        if not run_dirs:
+            findings.versions[version] = VersionRun(False, "; ".join(w for w, _ in failed))
             continue
-        findings.versions[version] = VersionRun(True, None, str(stack.run.run_dir))
-        try:
-            for probe in probes:
-                say(f"n8n {version}: probe {probe.name} ...")
-                stack.revive()  # a probe leaves every process running, but make sure
-                answer = run_probe(probe, stack)
-                findings.add(probe, version, answer)
-                say(f"n8n {version}: {probe.name}: {answer.answer} ({answer.duration_s:.0f} s)")
-        finally:
-            stack.stop(keep_data=True)
+        findings.versions[version] = VersionRun(True, None, " + ".join(run_dirs))
+        for why, selected in failed:  # the version ran: these probes say why no answer
+            for probe in selected:
+                findings.add(probe, version, undetermined(why))
     return findings
+
+
+def _run_probes(
+    findings: Findings, version: str, probes: Sequence[Probe], stack: Stack, say: Say
+) -> None:
+    for probe in probes:
+        say(f"n8n {version}: probe {probe.name} ...")
+        stack.revive()  # a probe leaves every process running, but make sure
+        answer = run_probe(probe, stack)
+        findings.add(probe, version, answer)
+        say(f"n8n {version}: {probe.name}: {answer.answer} ({answer.duration_s:.0f} s)")

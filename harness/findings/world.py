@@ -200,7 +200,13 @@ class ProbeWorld:
 
     def worker_starts(self, execution_id: str) -> int:
         """How often a worker logged "Worker started execution N" since the probe began."""
-        needle = f"Worker started execution {execution_id} ("
+        return self._worker_logged(f"Worker started execution {execution_id} (")
+
+    def worker_finishes(self, execution_id: str) -> int:
+        """How often a worker logged "Worker finished execution N" since the probe began."""
+        return self._worker_logged(f"Worker finished execution {execution_id} (")
+
+    def _worker_logged(self, needle: str) -> int:
         return sum(
             self.log_since(p.name).count(needle) for p in self.stack.workers if p is not None
         )

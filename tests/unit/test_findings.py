@@ -5,8 +5,9 @@ failure names the missing package."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -24,7 +25,7 @@ from harness.findings.base import (
 )
 from harness.findings.diff import diff_runs, probe_diffs, render
 from harness.findings.report import Findings, VersionRun, load, markdown, merged, write
-from harness.findings.session import install_failure, missing_package
+from harness.findings.session import install_failure, missing_package, run_findings, stack_plans
 from harness.registry import PLUGIN_PACKAGES
 
 
@@ -235,3 +236,99 @@ def test_merge_adds_a_new_probe_and_replaces_a_rerun_one(tmp_path: Path) -> None
     assert merged(base, failed).versions["2.40.7"].ran
     write(result, tmp_path)
     assert load(tmp_path).answer("gamma", "2.40.7") == "no"
+
+
+class _WebhookProbe(_Probe):
+    needs_webhook_processor = True
+
+
+class _FakeStack:
+    """What run_findings needs of a stack: where it ran, revive, stop; its config kept."""
+
+    started: ClassVar[list[Any]] = []
+    refuse_webhook_processor: ClassVar[bool] = False
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+        self.run = type("Run", (), {"run_dir": Path(f"/runs/{len(self.started)}")})()
+        self.stopped = False
+
+    @classmethod
+    def start(cls, installation: Any, config: Any, progress: Any) -> _FakeStack:
+        del installation, progress
+        if config.webhook_processor and cls.refuse_webhook_processor:
+            raise ConfigError("no webhook processor today")
+        cls.started.append(stack := cls(config))
+        return stack
+
+    def revive(self) -> list[str]:
+        return []
+
+    def stop(self, keep_data: bool = False) -> None:
+        del keep_data
+        self.stopped = True
+
+
+@pytest.fixture
+def fake_stacks(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[_FakeStack]]:
+    from harness.findings import session
+
+    class _Installer:
+        def __init__(self, **kwargs: Any) -> None:
+            del kwargs
+
+        def install(self) -> object:
+            return object()
+
+    monkeypatch.setattr(session, "Installer", _Installer)
+    monkeypatch.setattr(session, "Stack", _FakeStack)
+    monkeypatch.setattr(_FakeStack, "started", [])
+    monkeypatch.setattr(_FakeStack, "refuse_webhook_processor", False)
+    register("test_plain_probe")(_Probe)
+    register("test_webhook_probe")(_WebhookProbe)
+    yield _FakeStack
+    PROBES.unregister("test_plain_probe")
+    PROBES.unregister("test_webhook_probe")
+
+
+def test_probes_that_need_the_webhook_processor_get_a_second_stack() -> None:
+    plain, webhook = _Probe(), _WebhookProbe()
+    assert stack_plans([webhook, plain]) == [(False, [plain]), (True, [webhook])]
+    assert stack_plans([plain]) == [(False, [plain])]
+    assert stack_plans([webhook]) == [(True, [webhook])]
+    assert get_probe("webhook_processor_kill").needs_webhook_processor
+    assert get_probe("webhook_redis_cut").needs_webhook_processor
+    assert not get_probe("recovery_after_commit").needs_webhook_processor
+
+
+def test_run_findings_starts_the_webhook_stack_only_for_its_probes(
+    fake_stacks: type[_FakeStack],
+) -> None:
+    result = run_findings(["2.40.7"], ["test_plain_probe"], None, lambda m: None)
+    assert [s.config.webhook_processor for s in fake_stacks.started] == [False]
+    both = run_findings(
+        ["2.40.7"], ["test_webhook_probe", "test_plain_probe"], None, lambda m: None
+    )
+    flags = [s.config.webhook_processor for s in fake_stacks.started[1:]]
+    assert flags == [False, True]
+    assert all(s.stopped for s in fake_stacks.started)
+    assert result.answer("test_plain_probe", "2.40.7") == "yes"
+    assert both.answer("test_webhook_probe", "2.40.7") == "yes"
+    assert both.versions["2.40.7"].run_dir == "/runs/1 + /runs/2"
+
+
+def test_a_webhook_stack_that_does_not_come_up_leaves_its_probes_undetermined(
+    fake_stacks: type[_FakeStack],
+) -> None:
+    fake_stacks.refuse_webhook_processor = True
+    result = run_findings(
+        ["2.40.7"], ["test_plain_probe", "test_webhook_probe"], None, lambda m: None
+    )
+    assert result.versions["2.40.7"].ran
+    assert result.answer("test_plain_probe", "2.40.7") == "yes"
+    assert result.answer("test_webhook_probe", "2.40.7") == UNDETERMINED
+    why = result.probes["test_webhook_probe"]["results"]["2.40.7"]["why"]
+    assert "stack with a webhook processor did not come up" in why
+    alone = run_findings(["2.40.7"], ["test_webhook_probe"], None, lambda m: None)
+    assert not alone.versions["2.40.7"].ran
+    assert "no webhook processor today" in (alone.versions["2.40.7"].error or "")

@@ -1,0 +1,154 @@
+"""webhook_processor_kill: the webhook processor (``n8n webhook``) is SIGKILLed while a
+synchronous webhook's sender waits for its answer (Webhook answered by its last node ->
+Charge).
+
+With a webhook processor, production webhooks go to ``n8n webhook``: it writes the execution
+row, enqueues the job and holds the caller's connection until a worker finished it.
+Strike: a worker runs the execution and the provider holds the committed charge's response;
+the webhook processor is SIGKILLed; the sender's answer is awaited; the held response is
+released; the webhook processor is restarted; the row is watched until it finishes, then the
+stack a while longer for anything that runs the execution again.
+Answer: what the sender saw, the row's final status, how often the charge ran, and whether
+the worker still finished the execution (its "Worker finished execution N" log line).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harness.findings import evidence as ev
+from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
+from harness.findings.probes.main_kill_enqueue import FINISHED, RAN
+from harness.findings.probes.recovery_after_commit import STATUSES
+from harness.findings.window import Held, hold_after_commit
+from harness.findings.workflows import charge_workflow
+from harness.findings.world import ProbeWorld
+
+if TYPE_CHECKING:
+    from harness.stack.stack import Stack
+
+SENDER_S = 30.0  # the sender's connection ends with the process (Toxiproxy closes it)
+SETTLE_S = 60.0  # after the release: the worker writes the row back
+RERUN_S = 15.0  # after the restart: time for anything to run the execution again
+SENDER_WAIT = "the sender's answer after the kill"
+RERUN_WAIT = "anything to re-run the execution"
+NEEDLES = (
+    "Enqueued execution",
+    "Received webhook",
+    "Worker started execution",
+    "Worker finished execution",
+    "crashed",
+    "recover",
+    "job",
+)
+NO_WEBHOOK_PROCESSOR = (
+    "the stack has no webhook processor (start it with StackConfig(webhook_processor=True), "
+    "--n8n-webhook-processor; n8n-chaos findings does for this probe)"
+)
+
+
+@register("webhook_processor_kill")
+class WebhookProcessorKill(ProbeBase):
+    needs_webhook_processor = True
+    question = (
+        "The webhook processor (n8n webhook) is SIGKILLed while a synchronous webhook's "
+        "sender waits and a worker runs its execution (the charge committed, its response "
+        "held): what does the sender see, what status does the row end in, how often did the "
+        "charge run, and does the worker still finish the execution?"
+    )
+    answers = vocabulary(
+        "sender {sender}; row ends {status}; {ran}; worker {finished}",
+        sender=("got 200", "got 500", "got another status", "got no answer"),
+        status=STATUSES,
+        ran=("charge never ran", "charge ran once", "charge ran twice or more"),
+        finished=("finished it", "did not finish it"),
+    )
+
+    def workflow(self) -> dict[str, Any]:
+        return charge_workflow("webhook_processor_kill", "probe-webhook-kill-KEY")
+
+    def run(self, stack: Stack) -> Answer:
+        if stack.webhook is None:
+            return undetermined(NO_WEBHOOK_PROCESSOR)
+        world = ProbeWorld(stack, "webhook-kill")
+        try:
+            world.deploy(charge_workflow("webhook_processor_kill", f"probe-{world.key}"))
+            held = hold_after_commit(world)
+            if isinstance(held, str):
+                return undetermined(held, world.evidence(NEEDLES))
+            return checked(self, self._strike(world, held))
+        finally:
+            world.close()
+
+    def _strike(self, world: ProbeWorld, held: Held) -> Answer:
+        stack, execution = world.stack, held.execution_id
+        victim = stack.webhook
+        assert victim is not None
+        world.timeline.record("SIGKILL", process=victim.name, pid=victim.pid)
+        victim.kill()
+        kill_proof = victim.process.kill_proof()
+        # The sender's view while the worker still holds the execution (before the release).
+        world.wait_for(SENDER_WAIT, held.sender.done, SENDER_S)
+        sender_before_release = held.sender.done()
+        held.release(world)
+        world.timeline.record("restart", process=victim.name)
+        victim.restart(stack.config.ready_timeout_s)
+        world.timeline.record("ready", process=victim.name)
+        world.wait_for("the row to finish", lambda: world.status(execution) in FINISHED, SETTLE_S)
+
+        def rerun() -> bool:
+            others = [r for r in world.rows() if r["id"] != execution]
+            return bool(others) or world.worker_starts(execution) > 1 or len(world.commits()) > 1
+
+        world.wait_for(RERUN_WAIT, rerun, RERUN_S)
+        observed = {
+            "kill_proof": kill_proof,
+            "victim": victim.name,
+            "worker": f"worker{held.worker}",
+            "sender_answered_before_release": sender_before_release,
+            "worker_starts": world.worker_starts(execution),
+            "worker_finishes": world.worker_finishes(execution),
+        }
+        return self.judge(
+            world.evidence(
+                NEEDLES, execution=execution, sender=held.sender.result, observed=observed
+            )
+        )
+
+    def judge(self, evidence: dict[str, Any]) -> Answer:
+        """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
+        seen = ev.observed(evidence)
+        execution = evidence.get("execution")
+        path = ev.status_path(evidence, execution)
+        commits = ev.commit_count(evidence)
+        sender = ev.sender_seen(evidence.get("sender"))
+        finishes = int(seen.get("worker_finishes") or 0)
+        facts: dict[str, Any] = {
+            "execution": execution,
+            "status_path": path,
+            "commits": commits,
+            "attempts": ev.attempt_count(evidence),
+            "worker_starts": seen.get("worker_starts"),
+            "worker_finishes": finishes,
+            "executions": len(ev.rows(evidence)),
+            "sender": sender,
+            "sender_error": (evidence.get("sender") or {}).get("error"),
+            "sender_answered_before_release": seen.get("sender_answered_before_release"),
+            "re_run_seen": ev.reached(evidence, RERUN_WAIT),
+            "kill_proof": seen.get("kill_proof"),
+        }
+        if not facts["kill_proof"]:
+            return undetermined(f"{seen.get('victim')} did not end by SIGKILL", evidence)
+        final = ev.final_status(evidence, execution)
+        ran = RAN.get(commits, "charge ran twice or more")
+        finished = "finished it" if finishes else "did not finish it"
+        answer = f"sender {sender}; row ends {final}; {ran}; worker {finished}"
+        when = "before" if facts["sender_answered_before_release"] else "not before"
+        why = (
+            f"the sender {sender} ({when} the held charge was released"
+            + (f": {facts['sender_error']}" if facts["sender_error"] else "")
+            + f"); execution {execution} went {' -> '.join(path) or '(no status seen)'}; "
+            f"{commits} commit(s), {facts['worker_starts']} worker start(s), "
+            f"{finishes} worker finish(es), {facts['executions']} execution row(s)"
+        )
+        return Answer(answer, why, facts, evidence)

@@ -1,0 +1,213 @@
+"""webhook_redis_cut: the webhook processor's link to Redis (Toxiproxy ``webhook_redis``) is
+cut while a synchronous webhook's delivery is in it, after its execution row was written and
+before its job reached Redis; the cut is held, then the link restored.
+
+Strike (as ``main_kill_before_enqueue``, with a cut instead of a kill): every command the
+webhook processor sends to Redis arrives LATENCY_MS late (a latency toxic upstream); the
+delivery is sent; once its row exists and Redis holds no job for it, the link is disabled
+(open connections closed, new ones refused: what Toxiproxy still delayed is dropped) and
+held down CUT_S, longer than n8n's Redis reconnect threshold (10 s by default); then it is
+restored (a webhook processor that exited meanwhile is restarted) and the row is watched
+until it finishes.
+A job Redis held at the moment of the cut voids the strike. The job's own timestamp cannot
+date its arrival (Bull stamps a job when the client creates it, and a client resends what
+a dropped connection left unanswered), so the harness's own look into Redis at the cut and
+at the cut's end dates it.
+Answer: whether the job was enqueued during the cut, after the restore or never, the row's
+final status, how often the charge ran, what the sender saw, and whether the webhook
+processor stayed up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from harness.errors import HarnessError
+from harness.findings import evidence as ev
+from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
+from harness.findings.probes.main_kill_enqueue import FINISHED, RAN
+from harness.findings.probes.recovery_after_commit import STATUSES
+from harness.findings.probes.webhook_processor_kill import NO_WEBHOOK_PROCESSOR
+from harness.findings.workflows import charge_workflow
+from harness.findings.world import ProbeWorld, Sender
+
+if TYPE_CHECKING:
+    from harness.stack.stack import Stack
+
+LINK = "webhook_redis"
+LATENCY_MS = 3_000  # webhook processor -> Redis, while the row is awaited
+TOXIC = "probe_webhook_enqueue_latency"
+ROW_S = 45.0  # the row shows (a few slowed Redis round trips come first)
+CUT_S = 15.0  # the link is down this long: past n8n's 10 s Redis reconnect threshold
+SETTLE_S = 60.0  # after the restore: the row finishes, or anything runs it
+SENDER_S = 30.0
+EXIT_WAIT = "the webhook processor to exit during the cut"
+SETTLE_WAIT = "the row to finish after the restore"
+JOB_WAIT = "the job to reach Redis during the cut"
+NEEDLES = (
+    "Redis",
+    "ECONNREFUSED",
+    "enqueue",
+    "Enqueued execution",
+    "Received webhook",
+    "Worker started execution",
+    "Worker finished execution",
+    "crashed",
+    "error",
+)
+JOBS = ("job enqueued during the cut", "job enqueued after the restore", "job never enqueued")
+
+
+@register("webhook_redis_cut")
+class WebhookRedisCut(ProbeBase):
+    needs_webhook_processor = True
+    question = (
+        "The webhook processor's link to Redis is cut after it wrote a synchronous webhook's "
+        "execution row and before the job reached Redis, then restored after 15 s: is the job "
+        "enqueued or lost, what status does the row end in, how often does the charge run, "
+        "what does the sender see, and does the webhook processor stay up?"
+    )
+    answers = vocabulary(
+        "{job}; row ends {status}; {ran}; sender {sender}; webhook processor {process}",
+        job=JOBS,
+        status=STATUSES,
+        ran=("charge never ran", "charge ran once", "charge ran twice or more"),
+        sender=("got 200", "got 500", "got another status", "got no answer"),
+        process=("stayed up", "exited"),
+    )
+
+    def workflow(self) -> dict[str, Any]:
+        return charge_workflow("webhook_redis_cut", "probe-webhook-redis-KEY")
+
+    def run(self, stack: Stack) -> Answer:
+        if stack.webhook is None:
+            return undetermined(NO_WEBHOOK_PROCESSOR)
+        world = ProbeWorld(stack, "webhook-redis")
+        try:
+            world.deploy(charge_workflow("webhook_redis_cut", f"probe-{world.key}"))
+            struck = self._strike(world)
+            if isinstance(struck, str):
+                return undetermined(struck, world.evidence(NEEDLES))
+            execution, sender, observed = struck
+            world.wait_for(SETTLE_WAIT, lambda: world.status(execution) in FINISHED, SETTLE_S)
+            world.wait_for("the sender's answer", sender.done, SENDER_S)
+            observed |= {
+                "worker_starts": world.worker_starts(execution),
+                "worker_finishes": world.worker_finishes(execution),
+            }
+            evidence = world.evidence(
+                NEEDLES, execution=execution, sender=sender.result, observed=observed
+            )
+            return checked(self, self.judge(evidence))
+        finally:
+            world.close()
+
+    def _strike(self, world: ProbeWorld) -> tuple[str, Sender, dict[str, Any]] | str:
+        """(the execution, its sender, what only the run saw) with the link cut and restored;
+        or why the window was not reached (the link is restored either way)."""
+        stack, webhook = world.stack, world.stack.webhook
+        assert webhook is not None
+        link = stack.proxies[LINK]
+        link.add_toxic("latency", stream="upstream", name=TOXIC, latency=LATENCY_MS)
+        world.timeline.record(f"{LINK} slowed", latency_ms=LATENCY_MS)
+        observed: dict[str, Any] = {}
+        try:
+            sender = world.send()
+            rows: list[str] = []
+
+            def row_without_job() -> bool:
+                rows[:] = [r["id"] for r in world.rows()]
+                jobs = {j.get("execution") for j in world.bull_jobs()}
+                return bool(rows) and rows[0] not in jobs
+
+            if not world.wait_for("a row with no job in Redis", row_without_job, ROW_S):
+                return f"no execution row without a Bull job within {ROW_S:.0f} s"
+            execution = rows[0]
+            # Disabling closes the link: what the toxic still delayed never reaches Redis.
+            link.disable()
+            world.timeline.record(f"{LINK} cut", execution=execution)
+            observed["jobs_at_cut"] = self._jobs(world, execution)
+            with contextlib.suppress(HarnessError):
+                link.remove_toxic(TOXIC)
+            # The cut's length is the fault; meanwhile watch for the process ending.
+            world.wait_for(EXIT_WAIT, lambda: not webhook.process.running, CUT_S)
+            observed |= {
+                "jobs_at_cut_end": self._jobs(world, execution),
+                "status_at_cut_end": world.status(execution),
+                "sender_at_cut_end": dict(sender.result) if sender.done() else None,
+                "webhook_exit_code": webhook.process.returncode,
+            }
+            if observed["jobs_at_cut_end"]:
+                world.timeline.record("reached", what=JOB_WAIT)
+        finally:
+            with contextlib.suppress(HarnessError):
+                link.remove_toxic(TOXIC)
+            link.enable()
+            world.timeline.record(f"{LINK} restored")
+        if not webhook.process.running:
+            world.timeline.record("restart", process=webhook.name)
+            webhook.restart(stack.config.ready_timeout_s)
+            world.timeline.record("ready", process=webhook.name)
+        return execution, sender, observed
+
+    @staticmethod
+    def _jobs(world: ProbeWorld, execution: str) -> list[dict[str, Any]]:
+        return [j for j in world.bull_jobs() if j.get("execution") == execution]
+
+    def judge(self, evidence: dict[str, Any]) -> Answer:
+        """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
+        seen = ev.observed(evidence)
+        execution = evidence.get("execution")
+        path = ev.status_path(evidence, execution)
+        commits = ev.commit_count(evidence)
+        sender = ev.sender_seen(evidence.get("sender"))
+        jobs_after = [j for j in evidence.get("bull_jobs") or [] if j.get("execution") == execution]
+        exited = ev.reached(evidence, EXIT_WAIT)
+        facts: dict[str, Any] = {
+            "execution": execution,
+            "status_path": path,
+            "status_at_cut_end": seen.get("status_at_cut_end"),
+            "jobs_at_cut": seen.get("jobs_at_cut"),
+            "jobs_at_cut_end": seen.get("jobs_at_cut_end"),
+            "jobs_after_restore": jobs_after,
+            "commits": commits,
+            "attempts": ev.attempt_count(evidence),
+            "worker_starts": seen.get("worker_starts"),
+            "worker_finishes": seen.get("worker_finishes"),
+            "executions": len(ev.rows(evidence)),
+            "sender": sender,
+            "sender_error": (evidence.get("sender") or {}).get("error"),
+            "sender_answered_during_cut": seen.get("sender_at_cut_end") is not None,
+            "webhook_processor_exited": exited,
+            "webhook_exit_code": seen.get("webhook_exit_code"),
+        }
+        if "jobs_at_cut" not in seen:
+            return undetermined("the link was not cut (no look into Redis at the cut)", evidence)
+        if seen.get("jobs_at_cut"):
+            return undetermined("the job was in Redis when the link was cut", evidence)
+        if seen.get("jobs_at_cut_end"):
+            job = JOBS[0]
+        elif jobs_after or int(seen.get("worker_starts") or 0) > 0:
+            job = JOBS[1]
+        else:
+            job = JOBS[2]
+        final = ev.final_status(evidence, execution)
+        ran = RAN.get(commits, "charge ran twice or more")
+        process = "exited" if exited else "stayed up"
+        answer = f"{job}; row ends {final}; {ran}; sender {sender}; webhook processor {process}"
+        recovered = final == "success" and commits == 1
+        settled = ev.reached(evidence, SETTLE_WAIT)
+        unfinished = "" if settled else f", still {final} {SETTLE_S:.0f} s after the restore"
+        why = (
+            f"execution {execution} went {' -> '.join(path) or '(no status seen)'} "
+            f"({facts['status_at_cut_end']} at the cut's end{unfinished}); "
+            f"{len(jobs_after)} job(s) for it in Redis after the restore, {commits} commit(s), "
+            f"{facts['worker_starts']} worker start(s): "
+            f"{'recovered' if recovered else 'not recovered'}; the sender {sender}"
+            + (f" ({facts['sender_error']})" if facts["sender_error"] else "")
+            + (" during the cut" if facts["sender_answered_during_cut"] else "")
+            + f"; the webhook processor {process}"
+            + (f" (code {facts['webhook_exit_code']})" if exited else "")
+        )
+        return Answer(answer, why, facts, evidence)

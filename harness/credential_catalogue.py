@@ -10,7 +10,8 @@ The defaults matter: they hold the service's base URL (Telegram's ``https://api.
 which is the host the manifest maps.
 
 Types that need a token obtained beforehand (OAuth1/OAuth2 authorization codes) are not
-filled here: the load-time check names them with the manifest field that gives their data.
+filled here; ``oauth2_token_url`` tells ``harness.credential_fill`` where an OAuth2 type
+refreshes its token, so it can be created already connected.
 """
 
 from __future__ import annotations
@@ -99,3 +100,19 @@ def _value(prop: Mapping[str, Any], secret: str) -> Any:
         options = prop.get("typeOptions") or {}
         return f"n8n-chaos-{secret}" if prop.get("required") or options.get("password") else ""
     return None  # json, collections: n8n's own default applies
+
+
+def oauth2_token_url(type_: str, types: Catalogue | None = None) -> str | None:
+    """The token URL of an OAuth2 type that n8n connects through an authorization flow (its
+    hidden ``accessTokenUrl`` default: Slack's, HubSpot's, Zoom's ...), where n8n refreshes
+    the token; None for other types and for a URL that is an expression of other fields."""
+    types = installed_catalogue() if types is None else types
+    lineage = list(_lineage(types, type_))
+    if "oAuth2Api" not in lineage or type_ == "oAuth2Api":
+        return None
+    for name in lineage:  # the child's field first
+        for prop in types[name].get("properties") or []:
+            if isinstance(prop, dict) and prop.get("name") == "accessTokenUrl":
+                url = prop.get("default")
+                return url if isinstance(url, str) and url.startswith("https://") else None
+    return None

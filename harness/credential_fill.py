@@ -13,8 +13,9 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
-from harness.credential_catalogue import generic_fill
+from harness.credential_catalogue import generic_fill, oauth2_token_url
 
 # A header the harness's trigger auth sends (and the HTTP Request nodes' header auth).
 HEADER_AUTH_NAME = "Authorization"
@@ -130,6 +131,18 @@ TOKEN_HOSTS = {
     "googleSheetsOAuth2Api": GOOGLE_TOKEN_HOST,
     "gmailOAuth2": GOOGLE_TOKEN_HOST,
 }
+GOOGLE_TOKEN_PATH = "/token"
+
+
+def token_endpoint(type_: str) -> tuple[str, str] | None:
+    """(host, path) where n8n refreshes a connected OAuth2 type's token, or None."""
+    if type_ in TOKEN_HOSTS:
+        return TOKEN_HOSTS[type_], GOOGLE_TOKEN_PATH
+    url = oauth2_token_url(type_)
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    return (parts.hostname or "").lower(), parts.path or "/"
 
 
 def credential_data(
@@ -141,6 +154,8 @@ def credential_data(
     """The data of one credential: the table's, overlaid with the manifest's by type and by
     name; None when neither knows the type."""
     fill = FILLABLE.get(type_)
+    if fill is None and oauth2_token_url(type_) is not None:
+        fill = _oauth2_connected  # any authorization-code OAuth2 type, as Google's
     overlays = [given[k] for k in (type_, name) if k is not None and k in given]
     generic = None if fill is not None else generic_fill(type_, ctx.secret)
     if fill is None and generic is None and not any(overlays):

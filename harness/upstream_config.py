@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import credentials as creds
 from harness import workflow_hosts as wh
-from harness.credential_fill import TOKEN_HOSTS
+from harness.credential_fill import GOOGLE_TOKEN_PATH, token_endpoint
 from harness.manifest_upstreams import UpstreamSpec, parse_route
 
 if TYPE_CHECKING:
@@ -128,36 +128,51 @@ REFRESHED_TOKEN = {
     "expires_in": 3599,
     "scope": "",
 }
-TOKEN_PATH = "/token"
+TOKEN_PATH = GOOGLE_TOKEN_PATH  # Google's (tests name it)
 
 
 def token_upstreams(workflow: dict[str, Any], mapped: Collection[str]) -> list[Upstream]:
     """A token fake for each host where a credential the workflow references refreshes its
-    OAuth2 token (``TOKEN_HOSTS``), unless the manifest maps that host itself: a ``record``
-    upstream whose ``POST /token`` is a read (never a commit) answering a fresh token, so
-    a refresh (n8n's answer to a 401) stays in the stack instead of meeting the proxy's 502."""
+    OAuth2 token (``credential_fill.token_endpoint``), unless the manifest maps that host
+    itself: a ``record`` upstream whose token route (``POST /token`` for Google) is a read
+    (never a commit) answering a fresh token, so a refresh (n8n's answer to a 401) stays in
+    the stack instead of meeting the proxy's 502."""
     from fake_providers.upstreams import Route, RouteTemplate, Upstream
 
-    route = Route("POST", TOKEN_PATH)
-    return [
-        Upstream(
-            host=host,
-            fake="record",
-            reads=(route,),
-            templates=(RouteTemplate(route, 200, json.dumps(REFRESHED_TOKEN)),),
+    endpoints = token_endpoints(workflow)
+    found = []
+    for host in sorted(set(endpoints) - set(mapped)):
+        routes = tuple(Route("POST", path) for path in sorted(endpoints[host]))
+        answer = json.dumps(REFRESHED_TOKEN)
+        found.append(
+            Upstream(
+                host=host,
+                fake="record",
+                reads=routes,
+                templates=tuple(RouteTemplate(r, 200, answer) for r in routes),
+            )
         )
-        for host in sorted(token_hosts(workflow) - set(mapped))
-    ]
+    return found
 
 
-def token_hosts(workflow: dict[str, Any]) -> set[str]:
+def token_endpoints(workflow: dict[str, Any]) -> dict[str, set[str]]:
     """Where n8n would refresh the tokens of the credentials the workflow's nodes reference
-    or need (a need the manifest's ``credentials`` fills gets its reference at deploy)."""
+    or need (a need the manifest's ``credentials`` fills gets its reference at deploy):
+    host -> token paths."""
     types = {r.type for r in creds.references(workflow)}
     for node in workflow.get("nodes", []):
         if isinstance(node, dict) and not node.get("disabled", False):
             types.update(creds.needed_types(node))
-    return {TOKEN_HOSTS[t] for t in types if t in TOKEN_HOSTS}
+    found: dict[str, set[str]] = {}
+    for type_ in types:
+        endpoint = token_endpoint(type_)
+        if endpoint is not None:
+            found.setdefault(endpoint[0], set()).add(endpoint[1])
+    return found
+
+
+def token_hosts(workflow: dict[str, Any]) -> set[str]:
+    return set(token_endpoints(workflow))
 
 
 def _reaches(call: wh.Call, method: str, path: str) -> bool:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.credential_catalogue import generic_fill, installed_catalogue
-from harness.credential_fill import FillContext, credential_data
+from harness.credential_catalogue import generic_fill, installed_catalogue, oauth2_token_url
+from harness.credential_fill import FillContext, credential_data, token_endpoint
 
 CATALOGUE = {
     "chatApi": {
@@ -79,4 +79,33 @@ def test_the_installed_catalogue_fills_common_services() -> None:
         return  # n8n is not installed here; the fill above is the logic
     data = credential_data("telegramApi", None, FillContext(secret="S"), {})
     assert data == {"accessToken": "n8n-chaos-S", "baseUrl": "https://api.telegram.org"}
-    assert credential_data("slackOAuth2Api", None, FillContext(secret="S"), {}) is None
+    # An authorization-code OAuth2 type is created connected; its token refreshes at its own
+    # token URL, which the harness answers (harness.upstream_config.token_upstreams).
+    slack = credential_data("slackOAuth2Api", None, FillContext(secret="S"), {})
+    assert slack is not None and slack["oauthTokenData"]["token_type"] == "Bearer"
+    assert token_endpoint("slackOAuth2Api") == ("slack.com", "/api/oauth.v2.access")
+    assert token_endpoint("gmailOAuth2") == ("oauth2.googleapis.com", "/token")
+    # A token URL that is an expression of other fields (Salesforce's environment): not filled.
+    assert credential_data("salesforceOAuth2Api", None, FillContext(secret="S"), {}) is None
+
+
+def test_an_oauth2_types_token_url_is_its_hidden_default() -> None:
+    types = {
+        "oAuth2Api": {"name": "oAuth2Api", "properties": []},
+        "chatOAuth2Api": {
+            "name": "chatOAuth2Api",
+            "extends": ["oAuth2Api"],
+            "properties": [
+                {"name": "accessTokenUrl", "type": "hidden", "default": "https://chat.example/t"}
+            ],
+        },
+        "exprOAuth2Api": {
+            "name": "exprOAuth2Api",
+            "extends": ["oAuth2Api"],
+            "properties": [{"name": "accessTokenUrl", "type": "hidden", "default": "={{ 1 }}"}],
+        },
+    }
+    assert oauth2_token_url("chatOAuth2Api", types) == "https://chat.example/t"
+    assert oauth2_token_url("exprOAuth2Api", types) is None
+    assert oauth2_token_url("oAuth2Api", types) is None
+    assert oauth2_token_url("chatApi", CATALOGUE) is None

@@ -117,8 +117,8 @@ def test_the_manifest_overlays_by_type_then_by_name() -> None:
     given = {"stripeApi": {"secretKey": "sk_test_type"}, "Shop": {"secretKey": "sk_test_name"}}
     assert credential_data("stripeApi", "Other", ctx, given) == {"secretKey": "sk_test_type"}
     assert credential_data("stripeApi", "Shop", ctx, given) == {"secretKey": "sk_test_name"}
-    assert credential_data("zoomOAuth2Api", "Hunter", ctx, {}) is None
-    assert credential_data("zoomOAuth2Api", "Hunter", ctx, {"Hunter": {"apiKey": "k"}}) == {
+    assert credential_data("salesforceOAuth2Api", "Hunter", ctx, {}) is None
+    assert credential_data("salesforceOAuth2Api", "Hunter", ctx, {"Hunter": {"apiKey": "k"}}) == {
         "apiKey": "k"
     }
 

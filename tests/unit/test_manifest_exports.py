@@ -332,13 +332,14 @@ def test_a_type_the_harness_cannot_fill_names_the_manifest_field(tmp_path: Path)
     # An API-key type comes from n8n's catalogue; an OAuth2 one needs a token first.
     def hunter(doc: dict[str, Any]) -> None:
         node = doc["nodes"][1]
-        node["parameters"]["nodeCredentialType"] = "zoomOAuth2Api"
-        node["credentials"] = {"zoomOAuth2Api": {"id": "9", "name": "Hunter"}}
+        node["parameters"]["nodeCredentialType"] = "salesforceOAuth2Api"
+        node["credentials"] = {"salesforceOAuth2Api": {"id": "9", "name": "Hunter"}}
 
     with pytest.raises(
         ConfigError,
-        match=r"node 'Create PaymentIntent' uses a zoomOAuth2Api credential \(Hunter\) that the "
-        r"harness cannot fill; give its data in .*manifest.json field 'credentials.zoomOAuth2Api'",
+        match=r"node 'Create PaymentIntent' uses a salesforceOAuth2Api credential \(Hunter\) "
+        r"that the harness cannot fill; give its data in .*manifest.json field "
+        r"'credentials.salesforceOAuth2Api'",
     ):
         load_with(tmp_path, "stripe_http_form", workflow=hunter)
     given = lambda m: m.update(credentials={"Hunter": {"apiKey": "test"}})  # noqa: E731

@@ -3,6 +3,7 @@ changed between two findings reports, or two matrix runs' verdicts)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -44,6 +45,13 @@ from harness.stack.install import DEFAULT_N8N_VERSION
     "run's: e.g. a new probe joining a committed report.",
 )
 @click.option("--workers", type=click.IntRange(min=2), default=2, show_default=True)
+@click.option(
+    "--alluredir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Also write each probe's answer per version as an Allure result (suite 'findings') "
+    "for `n8n-chaos report --results DIR`.",
+)
 @click.option("--list", "list_only", is_flag=True, help="List the probes and their questions.")
 def findings(
     versions: tuple[str, ...],
@@ -51,6 +59,7 @@ def findings(
     out: Path,
     merge: bool,
     workers: int,
+    alluredir: Path | None,
     list_only: bool,
 ) -> None:
     """Ask n8n itself what it does under faults, per version, with evidence.
@@ -85,6 +94,11 @@ def findings(
         if merge and (out / FINDINGS_JSON).exists():
             result = merged(load(out), result)
         json_path, md_path = write(result, out)
+        if alluredir is not None:
+            from harness.report.findings_allure import write_findings
+
+            alluredir.mkdir(parents=True, exist_ok=True)
+            write_findings(alluredir, json.loads(json_path.read_text()))
     except HarnessError as exc:
         fail(exc)
     for name, entry in result.probes.items():

@@ -251,6 +251,18 @@ class ProbeWorld:
     def bull_jobs(self) -> list[dict[str, Any]]:
         return bull_jobs(self.stack.redis_url, bull_prefix(self.stack))
 
+    def row_without_job(self, deadline_s: float) -> str | None:
+        """The first execution row once it exists with no Bull job in Redis (the window
+        between the row and the enqueue), or None at the deadline."""
+        rows: list[str] = []
+
+        def found() -> bool:
+            rows[:] = [r["id"] for r in self.rows()]
+            jobs = {j.get("execution") for j in self.bull_jobs()}
+            return bool(rows) and rows[0] not in jobs
+
+        return rows[0] if self.wait_for("a row with no job in Redis", found, deadline_s) else None
+
     def evidence(self, needles: Iterable[str], **extra: Any) -> dict[str, Any]:
         """The probe's evidence now: rows and their status paths, Bull jobs, log lines,
         provider commits and attempts, and the timeline."""

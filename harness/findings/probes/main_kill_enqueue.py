@@ -101,16 +101,9 @@ class MainKillBeforeEnqueue(ProbeBase):
         killed_at_ms: float | None = None
         try:
             sender = world.send()
-            rows: list[str] = []
-
-            def row_without_job() -> bool:
-                rows[:] = [r["id"] for r in world.rows()]
-                jobs = {j.get("execution") for j in world.bull_jobs()}
-                return bool(rows) and rows[0] not in jobs
-
-            if not world.wait_for("a row with no job in Redis", row_without_job, ROW_S):
+            execution = world.row_without_job(ROW_S)
+            if execution is None:
                 return f"no execution row without a Bull job within {ROW_S:.0f} s"
-            execution = rows[0]
             world.timeline.record("SIGKILL", process=main.name, pid=main.pid)
             main.kill()
             killed_at_ms = time.time() * 1000

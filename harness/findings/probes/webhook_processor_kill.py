@@ -70,15 +70,12 @@ class WebhookProcessorKill(ProbeBase):
     def run(self, stack: Stack) -> Answer:
         if stack.webhook is None:
             return undetermined(NO_WEBHOOK_PROCESSOR)
-        world = ProbeWorld(stack, "webhook-kill")
-        try:
+        with ProbeWorld(stack, "webhook-kill") as world:
             world.deploy(charge_workflow("webhook_processor_kill", f"probe-{world.key}"))
             held = hold_after_commit(world)
             if isinstance(held, str):
                 return undetermined(held, world.evidence(NEEDLES))
             return checked(self, self._strike(world, held))
-        finally:
-            world.close()
 
     def _strike(self, world: ProbeWorld, held: Held) -> Answer:
         stack, execution = world.stack, held.execution_id

@@ -83,8 +83,7 @@ class WebhookRedisCut(ProbeBase):
     def run(self, stack: Stack) -> Answer:
         if stack.webhook is None:
             return undetermined(NO_WEBHOOK_PROCESSOR)
-        world = ProbeWorld(stack, "webhook-redis")
-        try:
+        with ProbeWorld(stack, "webhook-redis") as world:
             world.deploy(charge_workflow("webhook_redis_cut", f"probe-{world.key}"))
             struck = self._strike(world)
             if isinstance(struck, str):
@@ -100,8 +99,6 @@ class WebhookRedisCut(ProbeBase):
                 NEEDLES, execution=execution, sender=sender.result, observed=observed
             )
             return checked(self, self.judge(evidence))
-        finally:
-            world.close()
 
     def _strike(self, world: ProbeWorld) -> tuple[str, Sender, dict[str, Any]] | str:
         """(the execution, its sender, what only the run saw) with the link cut and restored;
@@ -114,16 +111,9 @@ class WebhookRedisCut(ProbeBase):
         observed: dict[str, Any] = {}
         try:
             sender = world.send()
-            rows: list[str] = []
-
-            def row_without_job() -> bool:
-                rows[:] = [r["id"] for r in world.rows()]
-                jobs = {j.get("execution") for j in world.bull_jobs()}
-                return bool(rows) and rows[0] not in jobs
-
-            if not world.wait_for("a row with no job in Redis", row_without_job, ROW_S):
+            execution = world.row_without_job(ROW_S)
+            if execution is None:
                 return f"no execution row without a Bull job within {ROW_S:.0f} s"
-            execution = rows[0]
             # Disabling closes the link: what the toxic still delayed never reaches Redis.
             link.disable()
             world.timeline.record(f"{LINK} cut", execution=execution)

@@ -24,6 +24,7 @@ from harness.stack import n8n_db
 if TYPE_CHECKING:
     from fake_providers.payment import ProviderControl
     from harness.stack.deploy import DeployedWorkflow
+    from harness.stack.n8n import N8nProcess
     from harness.stack.stack import Stack
 
 POLL_S = 0.1
@@ -163,6 +164,20 @@ class ProbeWorld:
                 self.timeline.record("gave up", what=what, after_s=deadline_s)
                 return False
             time.sleep(POLL_S)
+
+    # -- striking -----------------------------------------------------------------------
+    def kill(self, victim: N8nProcess) -> tuple[float, str | None]:
+        """SIGKILL an n8n process, on the timeline: (when, the kernel's word that it was a
+        SIGKILL, or None)."""
+        at = self.timeline.record("SIGKILL", process=victim.name, pid=victim.pid)
+        victim.kill()
+        return at, victim.process.kill_proof()
+
+    def restart(self, victim: N8nProcess) -> None:
+        """Start a killed n8n process again and wait until it is ready, on the timeline."""
+        self.timeline.record("restart", process=victim.name)
+        victim.restart(self.stack.config.ready_timeout_s)
+        self.timeline.record("ready", process=victim.name)
 
     def close(self) -> None:
         if self.watcher is not None:

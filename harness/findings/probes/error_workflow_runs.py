@@ -192,9 +192,7 @@ class ErrorWorkflowAfterWorkerKill(ErrorWorkflowRuns):
         if isinstance(held, str):
             return held
         victim = world.stack.workers[held.worker]
-        world.timeline.record("SIGKILL", process=victim.name, pid=victim.pid)
-        victim.kill()
-        kill_proof = victim.process.kill_proof()
+        _, kill_proof = world.kill(victim)
         held.release(world)
         execution = held.execution_id
         # n8n may finish the row before the restart (the other worker's stall sweep) or
@@ -205,9 +203,7 @@ class ErrorWorkflowAfterWorkerKill(ErrorWorkflowRuns):
         )
         status_before_restart = world.status(execution)
         world.wait_for("the sender's answer", held.sender.done, FIRST_RUN_S)
-        world.timeline.record("restart", process=victim.name)
-        victim.restart(world.stack.config.ready_timeout_s)
-        world.timeline.record("ready", process=victim.name)
+        world.restart(victim)
         if not world.wait_for(
             "the execution to finish (after the restart)",
             lambda: world.status(execution) in FINISHED,

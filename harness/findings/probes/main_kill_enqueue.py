@@ -116,9 +116,7 @@ class MainKillBeforeEnqueue(ProbeBase):
                 link.remove_toxic(TOXIC)
             link.enable()
             world.timeline.record("main_redis healed")
-        world.timeline.record("restart", process=main.name)
-        main.restart(stack.config.ready_timeout_s)
-        world.timeline.record("ready", process=main.name)
+        world.restart(main)
         return (
             execution,
             sender,
@@ -182,15 +180,11 @@ class MainKillAfterEnqueue(MainKillBeforeEnqueue):
     )
 
     def _strike(self, world: ProbeWorld) -> tuple[str, Sender, dict[str, Any]] | str:
-        stack, main = world.stack, world.stack.main
+        main = world.stack.main
         held = hold_after_commit(world)
         if isinstance(held, str):
             return held
-        world.timeline.record("SIGKILL", process=main.name, pid=main.pid)
-        main.kill()
-        kill_proof = main.process.kill_proof()
+        _, kill_proof = world.kill(main)
         held.release(world)
-        world.timeline.record("restart", process=main.name)
-        main.restart(stack.config.ready_timeout_s)
-        world.timeline.record("ready", process=main.name)
+        world.restart(main)
         return held.execution_id, held.sender, {"kill_proof": kill_proof, "jobs_at_kill": None}

@@ -60,9 +60,7 @@ class RecoveryAfterCommit(ProbeBase):
     def _strike(self, world: ProbeWorld, held: Held) -> Answer:
         stack, execution = world.stack, held.execution_id
         victim = stack.workers[held.worker]
-        killed_at = world.timeline.record("SIGKILL", process=victim.name, pid=victim.pid)
-        victim.kill()
-        kill_proof = victim.process.kill_proof()
+        killed_at, kill_proof = world.kill(victim)
         held.release(world)
         world.wait_for(
             "the row to leave new/running",
@@ -71,9 +69,7 @@ class RecoveryAfterCommit(ProbeBase):
         )
         status_after_kill = world.status(execution)
         world.wait_for("the sender's answer", held.sender.done, SENDER_S)
-        world.timeline.record("restart", process=victim.name)
-        victim.restart(stack.config.ready_timeout_s)
-        world.timeline.record("ready", process=victim.name)
+        world.restart(victim)
 
         def rerun() -> bool:
             others = [r for r in world.rows() if r["id"] != execution]

@@ -81,16 +81,12 @@ class WebhookProcessorKill(ProbeBase):
         stack, execution = world.stack, held.execution_id
         victim = stack.webhook
         assert victim is not None
-        world.timeline.record("SIGKILL", process=victim.name, pid=victim.pid)
-        victim.kill()
-        kill_proof = victim.process.kill_proof()
+        _, kill_proof = world.kill(victim)
         # The sender's view while the worker still holds the execution (before the release).
         world.wait_for(SENDER_WAIT, held.sender.done, SENDER_S)
         sender_before_release = held.sender.done()
         held.release(world)
-        world.timeline.record("restart", process=victim.name)
-        victim.restart(stack.config.ready_timeout_s)
-        world.timeline.record("ready", process=victim.name)
+        world.restart(victim)
         world.wait_for("the row to finish", lambda: world.status(execution) in FINISHED, SETTLE_S)
 
         def rerun() -> bool:

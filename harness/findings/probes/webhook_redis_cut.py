@@ -136,9 +136,7 @@ class WebhookRedisCut(ProbeBase):
             link.enable()
             world.timeline.record(f"{LINK} restored")
         if not webhook.process.running:
-            world.timeline.record("restart", process=webhook.name)
-            webhook.restart(stack.config.ready_timeout_s)
-            world.timeline.record("ready", process=webhook.name)
+            world.restart(webhook)
         return execution, sender, observed
 
     @staticmethod

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.findings.base import Answer, checked, get_probe
+
 RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 
 
@@ -19,6 +21,13 @@ def recorded(probe: str, version: str) -> tuple[dict[str, Any], dict[str, Any]]:
     evidence = dict(result["evidence"])
     evidence.setdefault("observed", dict(result["facts"]))
     return evidence, result
+
+
+def rejudged(probe: str, version: str) -> tuple[Answer, dict[str, Any]]:
+    """(the probe's judgement of its recorded evidence, the answer it recorded then)."""
+    evidence, result = recorded(probe, version)
+    judged = get_probe(probe)
+    return checked(judged, judged.judge(evidence)), result
 
 
 def reached(*whats: str) -> list[dict[str, Any]]:

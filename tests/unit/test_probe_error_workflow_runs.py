@@ -84,9 +84,7 @@ def test_a_kill_without_proof_is_undetermined() -> None:
     "probe", ["error_workflow_after_retries", "error_workflow_after_worker_kill"]
 )
 def test_the_recorded_evidence_gives_the_recorded_answer(probe: str) -> None:
-    evidence, result = pe.recorded(probe, "2.40.7")
-    judged = get_probe(probe)
-    answer = checked(judged, judged.judge(evidence))
+    answer, result = pe.rejudged(probe, "2.40.7")
     assert (
         answer.answer == result["answer"] == "Error Workflow ran one time(s); execution ends error"
     )

@@ -39,8 +39,7 @@ def _evidence(
 
 @pytest.mark.parametrize("version", ["2.33.7", "2.40.7"])
 def test_the_recorded_evidence_gives_the_recorded_answer(version: str) -> None:
-    evidence, result = pe.recorded("false_stall", version)
-    answer = checked(PROBE, PROBE.judge(evidence))
+    answer, result = pe.rejudged("false_stall", version)
     assert (
         answer.answer == result["answer"] == "ran once; row ends success, flipped; sender got 500"
     )

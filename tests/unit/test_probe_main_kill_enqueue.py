@@ -87,8 +87,6 @@ def test_a_job_the_killed_main_added_that_reached_redis_late_voids_the_strike() 
     ],
 )
 def test_the_recorded_evidence_gives_the_recorded_answer(probe: str, expected: str) -> None:
-    evidence, result = pe.recorded(probe, "2.40.7")
-    judged = get_probe(probe)
-    answer = checked(judged, judged.judge(evidence))
+    answer, result = pe.rejudged(probe, "2.40.7")
     assert answer.answer == result["answer"] == expected
     assert answer.why == result["why"]

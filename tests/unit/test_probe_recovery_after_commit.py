@@ -30,8 +30,7 @@ def _evidence(
 
 @pytest.mark.parametrize("version", ["2.33.7", "2.40.7"])
 def test_the_recorded_evidence_gives_the_recorded_answer(version: str) -> None:
-    evidence, result = pe.recorded("recovery_after_commit", version)
-    answer = checked(PROBE, PROBE.judge(evidence))
+    answer, result = pe.rejudged("recovery_after_commit", version)
     assert answer.answer == result["answer"] == "error; not re-run"
     assert answer.why == result["why"]
 

@@ -94,8 +94,6 @@ def test_a_call_never_sent_is_undetermined() -> None:
     ],
 )
 def test_the_recorded_evidence_gives_the_recorded_answer(probe: str, expected: str) -> None:
-    evidence, result = pe.recorded(probe, "2.40.7")
-    judged = get_probe(probe)
-    answer = checked(judged, judged.judge(evidence))
+    answer, result = pe.rejudged(probe, "2.40.7")
     assert answer.answer == result["answer"] == expected
     assert answer.why == result["why"]

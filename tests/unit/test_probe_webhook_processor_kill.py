@@ -104,8 +104,7 @@ def test_on_a_stack_without_a_webhook_processor_it_says_why() -> None:
 
 
 def test_the_recorded_evidence_gives_the_recorded_answer() -> None:
-    evidence, result = pe.recorded("webhook_processor_kill", "2.40.7")
-    answer = checked(PROBE, PROBE.judge(evidence))
+    answer, result = pe.rejudged("webhook_processor_kill", "2.40.7")
     assert answer.answer == result["answer"]
     assert answer.answer == (
         "sender got no answer; row ends success; charge ran once; worker finished it"

@@ -118,8 +118,7 @@ def test_a_worker_start_without_a_kept_job_still_counts_as_enqueued() -> None:
 
 
 def test_the_recorded_evidence_gives_the_recorded_answer() -> None:
-    evidence, result = pe.recorded("webhook_redis_cut", "2.40.7")
-    answer = checked(PROBE, PROBE.judge(evidence))
+    answer, result = pe.rejudged("webhook_redis_cut", "2.40.7")
     assert answer.answer == result["answer"]
     assert answer.answer == (
         "job never enqueued; row ends new; charge never ran; sender got no answer; "

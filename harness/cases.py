@@ -81,6 +81,10 @@ class Case:
     def crashpoint(self) -> str:
         return self.scenario.crashpoint
 
+    @property
+    def needs_webhook_processor(self) -> bool:
+        return "webhook_processor" in self.scenario.needs
+
 
 def pairs(plan: DeliveryPlan, fault: Fault, crashpoint: CrashPoint) -> bool:
     """Whether the three plug-ins accept each other, by the traits each declares."""
@@ -182,6 +186,9 @@ def capabilities(workflow: WorkflowUnderTest, workers: int = 2) -> frozenset[str
         offered.add("second_worker")
     if not workflow.acknowledges_early:
         offered.add("sync_answer")  # the sender's answer waits for the work
+    # Any workflow can run behind a webhook processor: the suite brings that stack up when
+    # the first case that needs it runs (harness.plugin's n8n_webhook_stack).
+    offered.add("webhook_processor")
     return frozenset(offered)
 
 

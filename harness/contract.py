@@ -38,7 +38,17 @@ if TYPE_CHECKING:
 
 # What a workflow (and the stack it runs on) can offer to plug-ins' ``needs``.
 WORKFLOW_CAPABILITIES = frozenset(
-    {"ledger", "amount", "reconciler", "error_workflow", "second_worker", "sync_answer"}
+    {
+        "ledger",
+        "amount",
+        "reconciler",
+        "error_workflow",
+        "second_worker",
+        "sync_answer",
+        # A stack whose production webhooks go through ``n8n webhook``: the harness starts
+        # one (beside the session's stack) for the cases that need it.
+        "webhook_processor",
+    }
 )
 
 

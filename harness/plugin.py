@@ -6,8 +6,10 @@ Fixtures only wire objects together; the work is in ``harness.stack``.
     n8n_chaos_installation  the installed parts (installs on first use, with progress)
     n8n_chaos_upstreams     name -> "host:port" of services the workflows call; override it
     n8n_stack               the running stack of the session (typed handles on every part)
+    n8n_webhook_stack       a stack with a webhook processor, for the cases that need one
     chaos_workflows         the workflows under test (bundled, or --chaos-workflows DIR)
     chaos_deployments       each of them deployed once on the session stack
+    chaos_webhook_deployments  the same on the webhook-processor stack
     chaos_case              parametrized: every case of the matrix (see harness.cases)
     chaos_phase_observers   who watches each case's phases (terminal line, Allure steps)
 
@@ -21,6 +23,7 @@ into its run directory for ``--shard-timings``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.resources
 import os
 from collections.abc import Iterator
@@ -345,25 +348,71 @@ def _attached_stack(
         raise pytest.UsageError(str(exc)) from exc
 
 
+def _session_stack(
+    config: pytest.Config,
+    installation: Installation,
+    stack_config: StackConfig,
+    attach: bool,
+) -> Stack:
+    if stack_config.run_dir is not None:
+        stack_config.run_dir.parent.mkdir(parents=True, exist_ok=True)
+        point_latest(stack_config.run_dir.parent)
+    attached = _attached_stack(config, installation, stack_config) if attach else None
+    stack = attached or Stack.start(
+        installation, stack_config, progress=lambda m: _reporter_line(config, m)
+    )
+    if stack_config.run_dir is None and _RUN_DIR not in config.stash:
+        config.stash[_RUN_DIR] = stack.run.run_dir
+    _reporter_line(
+        config,
+        "stack ready: " + ", ".join(f"{k} {v:.1f} s" for k, v in stack.timings.items()),
+    )
+    return stack
+
+
 @pytest.fixture(scope="session")
 def n8n_stack(
     pytestconfig: pytest.Config, n8n_chaos_installation: Installation, n8n_chaos_config: StackConfig
 ) -> Iterator[Stack]:
     """A real queue-mode stack for the whole session (one per xdist worker); everything
     ends at session end."""
-    if n8n_chaos_config.run_dir is not None:
-        n8n_chaos_config.run_dir.parent.mkdir(parents=True, exist_ok=True)
-        point_latest(n8n_chaos_config.run_dir.parent)
-    stack = _attached_stack(pytestconfig, n8n_chaos_installation, n8n_chaos_config) or Stack.start(
-        n8n_chaos_installation, n8n_chaos_config, progress=lambda m: _reporter_line(pytestconfig, m)
-    )
-    if n8n_chaos_config.run_dir is None:
-        pytestconfig.stash[_RUN_DIR] = stack.run.run_dir
-    _reporter_line(
-        pytestconfig,
-        "stack ready: " + ", ".join(f"{k} {v:.1f} s" for k, v in stack.timings.items()),
-    )
+    stack = _session_stack(pytestconfig, n8n_chaos_installation, n8n_chaos_config, attach=True)
     try:
         yield stack
     finally:
         stack.stop()
+
+
+@pytest.fixture(scope="session")
+def n8n_webhook_stack(
+    request: pytest.FixtureRequest,
+    n8n_chaos_installation: Installation,
+    n8n_chaos_config: StackConfig,
+) -> Iterator[Stack]:
+    """A stack whose production webhooks go through a webhook processor (``n8n webhook``),
+    for the cases that need one: the session's own stack when it has one
+    (``--n8n-webhook-processor``), else a second stack, brought up when the first such case
+    runs, in ``<run dir>-webhook`` under xdist."""
+    if n8n_chaos_config.webhook_processor:
+        yield request.getfixturevalue("n8n_stack")
+        return
+    run_dir = n8n_chaos_config.run_dir
+    config = dataclasses.replace(
+        n8n_chaos_config,
+        webhook_processor=True,
+        main_port=None,
+        run_dir=run_dir.with_name(f"{run_dir.name}-webhook") if run_dir is not None else None,
+    )
+    stack = _session_stack(request.config, n8n_chaos_installation, config, attach=False)
+    try:
+        yield stack
+    finally:
+        stack.stop()
+
+
+@pytest.fixture(scope="session")
+def chaos_webhook_deployments(
+    n8n_webhook_stack: Stack, chaos_workflows: list[WorkflowUnderTest]
+) -> ChaosDeployments:
+    """The workflows under test deployed on the webhook-processor stack, as they are asked."""
+    return ChaosDeployments(n8n_webhook_stack, chaos_workflows)

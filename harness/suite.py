@@ -25,14 +25,20 @@ from harness.terminal.reporter import VERDICT_PROPERTY
 @pytest.mark.chaos
 def test_exactly_once(
     chaos_case: Case,
-    n8n_stack: Stack,
-    chaos_deployments: ChaosDeployments,
+    request: pytest.FixtureRequest,
     chaos_phase_observers: list[PhaseObserver],
     chaos_harness_retries: int,
     record_property: Callable[[str, object], None],
 ) -> None:
     label_case(chaos_case)
-    workflow, deployment = chaos_deployments[chaos_case.workflow]
+    # A case that needs a webhook processor runs on the stack that has one (brought up when
+    # the first such case runs); every other case on the session's stack.
+    webhook = chaos_case.needs_webhook_processor
+    n8n_stack: Stack = request.getfixturevalue("n8n_webhook_stack" if webhook else "n8n_stack")
+    deployments: ChaosDeployments = request.getfixturevalue(
+        "chaos_webhook_deployments" if webhook else "chaos_deployments"
+    )
+    workflow, deployment = deployments[chaos_case.workflow]
     case_dir = n8n_stack.run.run_dir / "cases" / chaos_case.id
     earlier: list[str] = []  # the tries whose fault did not land, kept beside the case
     for try_no in range(1, chaos_harness_retries + 2):

@@ -348,6 +348,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "redis_blip_s": lambda: _fault_duration("redis_blip"),
     "redis_outage_s": lambda: _fault_duration("redis_outage"),
     "postgres_cut_s": lambda: _fault_duration("postgres_cut"),
+    "webhook_redis_cut_s": lambda: _fault_duration("webhook_redis_cut"),
     "provider_slow_hang_s": provider_slow_hang_s,
     "node_timeout_s": node_timeout_s,
     "held_answer_max_s": held_answer_max_s,

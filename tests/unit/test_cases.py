@@ -157,3 +157,23 @@ def test_concurrent_copies_overlap_is_read_from_execution_intervals() -> None:
         {"started_at": None, "stopped_at": None},  # never started
     ]
     assert max_overlap(together) == 3
+
+
+def test_webhook_processor_faults_run_behind_a_webhook_processor() -> None:
+    cases = {c.scenario.id: c for c in matrix([workflow(promise=Promise.NONE)], repeat=1)}
+    for scenario in (
+        "retry-webhook_processor_kill-after_commit",
+        "retry-webhook_redis_cut-after_commit",
+    ):
+        case = cases[scenario]
+        assert case.needs_webhook_processor
+        assert case.expected == CAUGHT  # the answer is lost after the commit; the sender retries
+    assert not cases["retry-main_kill-after_commit"].needs_webhook_processor
+
+
+def test_concurrent_operator_retry_pairs_as_the_single_one() -> None:
+    kill, after_commit = get_fault("worker_kill"), get_crashpoint("after_commit")
+    both = get_delivery("concurrent_operator_retry")
+    assert pairs(both, kill, after_commit)
+    assert not pairs(both, kill, get_crashpoint("before_send"))
+    assert not pairs(both, get_fault("webhook_processor_kill"), after_commit)

@@ -1,0 +1,80 @@
+"""The operator-retry plans press "retry" through the CaseWorld: the concurrent one has both
+calls in flight at once, and proves itself only when both reached n8n (no stack)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from harness.deliveries import get_delivery
+from harness.deliveries.operator_retry import OperatorRetry
+from harness.errors import SetupError
+from harness.journal import Journal
+
+
+class RetryingWorld:
+    """Just what the plans use of a CaseWorld: rows, the retry call, settle, deliver."""
+
+    def __init__(self, refuse_second: bool = False) -> None:
+        self.journal = Journal()
+        self.rows: list[dict[str, Any]] = [{"id": "7", "status": "crashed", "mode": "webhook"}]
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.both_in = threading.Barrier(2, timeout=5.0)
+        self.refuse_second = refuse_second
+        self.lock = threading.Lock()
+        self.resent: list[str] = []
+
+    def executions(self) -> list[dict[str, Any]]:
+        with self.lock:
+            return list(self.rows)
+
+    def retry_execution(self, execution_id: str) -> Mapping[str, Any]:
+        with self.lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            new_id = str(8 + len(self.rows) - 1)
+            self.rows.append({"id": new_id, "status": "success", "mode": "retry"})
+        self.both_in.wait()  # returns only once the other operator's call is in flight too
+        with self.lock:
+            self.in_flight -= 1
+        if self.refuse_second and new_id == "9":
+            raise SetupError(f"retry execution {execution_id}: 409 already retried")
+        return {"id": new_id}
+
+    def settle(self, deadline_s: float, why: str) -> None:
+        del deadline_s, why
+
+    def deliver(self, delivery: str = "d1", **_: Any) -> None:
+        self.resent.append(delivery)
+
+
+def test_two_operators_press_retry_at_the_same_instant() -> None:
+    plan = get_delivery("concurrent_operator_retry")
+    world = RetryingWorld()
+    assert plan.after_settle(world)  # type: ignore[arg-type]
+    assert world.most_in_flight == 2
+    assert len([r for r in world.rows if r["mode"] == "retry"]) == 2
+    assert world.resent == []  # the retries completed the work: nobody re-sends by hand
+    proof = plan.proof()
+    assert proof is not None and proof.count("n8n started retry execution") == 2
+
+
+def test_a_refusal_is_n8ns_answer_and_still_proves_both_calls() -> None:
+    plan = get_delivery("concurrent_operator_retry")
+    world = RetryingWorld(refuse_second=True)
+    plan.after_settle(world)  # type: ignore[arg-type]
+    proof = plan.proof()
+    assert proof is not None and "refused" in proof and "started" in proof
+    refused = [e.data["operator"] for e in world.journal.entries if e.kind == "finding"]
+    assert len(refused) == 1 and refused[0] in (1, 2)  # the operator whose call lost
+
+
+def test_one_call_answered_is_no_proof_of_two_operators() -> None:
+    plan = get_delivery("concurrent_operator_retry")
+    plan.fact = "n8n started retry execution 8 of 7"
+    assert plan.proof() is None
+    single = OperatorRetry()
+    single.fact = "n8n started retry execution 8 of 7"
+    assert single.proof() == single.fact

@@ -41,6 +41,8 @@ def test_a_worker_kill_after_the_resumed_commit_answers_status_rerun_charges_and
     answer = checked(KILL, KILL.judge(_killed()))
     assert answer.answer == "error; not re-run; one charge(s); the second resume call got 409"
     assert answer.facts["resume_statuses"] == [200, 409]
+    token = checked(KILL, KILL.judge(_killed(second=401)))
+    assert token.answer.endswith("the second resume call got 401")
     rerun = checked(KILL, KILL.judge(_killed(final="success", reran=True, commits=2, second=200)))
     assert rerun.answer == "success; re-run; two charge(s); the second resume call got 200"
 
@@ -88,6 +90,8 @@ def test_a_resume_racing_main_start_up_answers_what_ran_and_what_the_calls_got()
     before = checked(RACE, RACE.judge(_raced(first=503, answered=9.5, commits=0)))
     assert before.answer.startswith("row ends success; charge ran never; the first answered")
     assert "(before main was ready) got another status" in before.answer
+    no_route = checked(RACE, RACE.judge(_raced(first=404, answered=9.5)))
+    assert "(before main was ready) got 404; the next got 409" in no_route.answer
     twice = checked(RACE, RACE.judge(_raced(commits=2)))
     assert "charge ran twice or more" in twice.answer
 

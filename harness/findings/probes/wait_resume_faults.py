@@ -27,7 +27,7 @@ from harness.findings import evidence as ev
 from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
 from harness.findings.probes.concurrent_operator_retry import COUNTS, count_word
 from harness.findings.probes.recovery_after_commit import STATUSES
-from harness.findings.probes.wait_resume_twice import CALL_WORDS, call_word, park
+from harness.findings.probes.wait_resume_twice import park
 from harness.findings.window import HOLD_S, Held
 from harness.findings.workflows import wait_resume_workflow
 from harness.findings.world import ProbeWorld, Sender
@@ -47,6 +47,9 @@ FINISH_S = 60.0  # after main is ready: the resumed run finishes
 FINISHED = ("success", "error", "crashed", "canceled")
 HELD_WAIT = "the resumed charge to be committed and held"
 RERUN_WAIT = "anything to re-run the execution"
+# What a resume call got: the statuses n8n answers a resume URL with, named (401: the
+# signature no longer matches; 404: no waiting-webhook route yet; 409: running or finished).
+CALL_WORDS = ("200", "401", "404", "409", "500", "another status", "no answer")
 NEEDLES = (
     "waiting-webhook",
     "already being resumed",
@@ -58,6 +61,13 @@ NEEDLES = (
     "Worker started execution",
     "Worker finished execution",
 )
+
+
+def call_word(call: dict[str, Any]) -> str:
+    status = call.get("status")
+    if status is None:
+        return "no answer"
+    return str(status) if str(status) in CALL_WORDS else "another status"
 
 
 def _starts(world: ProbeWorld, execution: str) -> list[int]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from harness.findings.base import UNDETERMINED, checked, get_probe
 from tests.unit import probe_evidence as pe
 
@@ -61,3 +63,11 @@ def test_kills_after_wait_till_or_without_proof_are_undetermined() -> None:
     assert PROBE.judge(unproven).answer == UNDETERMINED
     never = _evidence(statuses=("new", "running", "success"))
     assert "never seen parked" in PROBE.judge(never).why
+
+
+@pytest.mark.parametrize("version", ["2.40.7"])
+def test_the_recorded_evidence_gives_the_recorded_answer(version: str) -> None:
+    answer, result = pe.rejudged("wait_parked_across_kill", version)
+    assert answer.answer == result["answer"] == "row ends success; charge ran once"
+    assert answer.why == result["why"]
+    assert 65 < answer.facts["seconds_parked_to_wait_till"] <= 70

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from harness.findings.base import UNDETERMINED, checked, get_probe
 from harness.findings.probes.wait_resume_faults import HELD_WAIT, RERUN_WAIT
 from tests.unit import probe_evidence as pe
@@ -99,3 +101,27 @@ def test_a_resume_racing_main_start_up_answers_what_ran_and_what_the_calls_got()
 def test_a_race_without_an_answered_call_or_a_ready_main_is_undetermined() -> None:
     assert "no resume call got an HTTP answer" in RACE.judge(_raced(first=None)).why
     assert "not ready again" in RACE.judge(_raced(ready=False)).why
+
+
+@pytest.mark.parametrize(
+    ("probe", "version", "expected"),
+    [
+        (
+            "wait_resume_worker_kill",
+            "2.40.7",
+            "error; not re-run; one charge(s); the second resume call got 401",
+        ),
+        (
+            "wait_resume_racing_recovery",
+            "2.40.7",
+            "row ends success; charge ran once; the first answered resume call (before main "
+            "was ready) got 404; the next got 200",
+        ),
+    ],
+)
+def test_the_recorded_evidence_gives_the_recorded_answer(
+    probe: str, version: str, expected: str
+) -> None:
+    answer, result = pe.rejudged(probe, version)
+    assert answer.answer == result["answer"] == expected
+    assert answer.why == result["why"]

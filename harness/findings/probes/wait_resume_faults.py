@@ -14,6 +14,11 @@ execution as ``waiting``.
   answer) until one gets an HTTP answer (racing main's start-up), and once more right after
   main is ready.
 The answer: the row's final status, how often the Charge ran, and what the calls got.
+
+How n8n 2.40.7 answers a resume call (packages/cli ``webhooks/waiting-webhooks.ts``): first
+the URL's token against the execution's stored ``resumeToken`` (401 "Invalid token" when they
+differ), then 409 when the row is running or finished; a call before main registered its
+routes gets Express's 404 ("Cannot POST /webhook-waiting/N").
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def test_kills_after_wait_till_or_without_proof_are_undetermined() -> None:
     assert "never seen parked" in PROBE.judge(never).why
 
 
-@pytest.mark.parametrize("version", ["2.40.7"])
+@pytest.mark.parametrize("version", ["2.33.7", "2.40.7"])
 def test_the_recorded_evidence_gives_the_recorded_answer(version: str) -> None:
     answer, result = pe.rejudged("wait_parked_across_kill", version)
     assert answer.answer == result["answer"] == "row ends success; charge ran once"

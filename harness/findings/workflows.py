@@ -46,34 +46,64 @@ def _charge_parameters(reference: str) -> dict[str, Any]:
     }
 
 
+def _node(
+    seed: uuid.UUID, label: str, kind: str, version: float, x: int, parameters: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "id": str(uuid.uuid5(seed, label)),
+        "name": label,
+        "type": f"n8n-nodes-base.{kind}",
+        "typeVersion": version,
+        "position": [x, 0],
+        "parameters": parameters,
+    }
+
+
+def _chain(name: str, nodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """A workflow of ``nodes`` connected one after the other, every execution saved."""
+    return {
+        "name": f"n8n-chaos probe {name}",
+        "nodes": nodes,
+        "connections": {
+            a["name"]: {"main": [[{"node": b["name"], "type": "main", "index": 0}]]}
+            for a, b in itertools.pairwise(nodes)
+        },
+        "settings": {
+            "executionOrder": "v1",
+            "saveDataSuccessExecution": "all",
+            "saveDataErrorExecution": "all",
+            "saveExecutionProgress": True,
+        },
+    }
+
+
+def _webhook(seed: uuid.UUID, path: str, response_mode: str) -> dict[str, Any]:
+    webhook = _node(
+        seed,
+        "Webhook",
+        "webhook",
+        2.1,
+        0,
+        {"httpMethod": "POST", "path": path, "responseMode": response_mode, "options": {}},
+    )
+    webhook["webhookId"] = str(uuid.uuid5(seed, f"webhook-id/{path}"))
+    return webhook
+
+
+def _charge_after_wait(seed: uuid.UUID, x: int) -> dict[str, Any]:
+    """The Charge node after a Wait: its reference is the first delivery's key."""
+    reference = "$('Webhook').first().json.body.key"
+    return _node(seed, "Charge", "httpRequest", 4.2, x, _charge_parameters(reference))
+
+
 def wait_resume_workflow(name: str, path: str) -> dict[str, Any]:
     """``Webhook -> Respond to Webhook (answers {resumeUrl, execution}) -> Wait (On Webhook
     Call, POST, answered on receipt) -> Charge``: the sender learns ``$execution.resumeUrl``
     from the first answer, the execution parks as ``waiting``, and every resumed run of the
     Charge node commits one charge for the first delivery's key."""
     seed = uuid.uuid5(uuid.NAMESPACE_URL, f"n8n-chaos-probe/{name}")
-
-    def node(
-        label: str, kind: str, version: float, x: int, parameters: dict[str, Any]
-    ) -> dict[str, Any]:
-        return {
-            "id": str(uuid.uuid5(seed, label)),
-            "name": label,
-            "type": f"n8n-nodes-base.{kind}",
-            "typeVersion": version,
-            "position": [x, 0],
-            "parameters": parameters,
-        }
-
-    webhook = node(
-        "Webhook",
-        "webhook",
-        2.1,
-        0,
-        {"httpMethod": "POST", "path": path, "responseMode": "responseNode", "options": {}},
-    )
-    webhook["webhookId"] = str(uuid.uuid5(seed, f"webhook-id/{path}"))
-    respond = node(
+    respond = _node(
+        seed,
         "Respond",
         "respondToWebhook",
         1.1,
@@ -85,7 +115,8 @@ def wait_resume_workflow(name: str, path: str) -> dict[str, Any]:
             "options": {},
         },
     )
-    wait = node(
+    wait = _node(
+        seed,
         "Wait",
         "wait",
         1.1,
@@ -93,24 +124,26 @@ def wait_resume_workflow(name: str, path: str) -> dict[str, Any]:
         {"resume": "webhook", "httpMethod": "POST", "responseMode": "onReceived", "options": {}},
     )
     wait["webhookId"] = str(uuid.uuid5(seed, "wait-webhook-id"))
-    charge = node(
-        "Charge", "httpRequest", 4.2, 720, _charge_parameters("$('Webhook').first().json.body.key")
+    webhook = _webhook(seed, path, "responseNode")
+    return _chain(name, [webhook, respond, wait, _charge_after_wait(seed, 720)])
+
+
+def wait_interval_workflow(name: str, path: str, seconds: int) -> dict[str, Any]:
+    """``Webhook (answered on receipt) -> Wait (a time interval of
+    ``seconds``) -> Charge``: over n8n's in-process threshold (65 s, the Wait node's code) the
+    execution is parked in the database as ``waiting`` with ``waitTill``, and main's wait
+    tracker starts it again once ``waitTill`` is near; each resumed run commits one charge."""
+    seed = uuid.uuid5(uuid.NAMESPACE_URL, f"n8n-chaos-probe/{name}")
+    wait = _node(
+        seed,
+        "Wait",
+        "wait",
+        1.1,
+        240,
+        {"resume": "timeInterval", "amount": seconds, "unit": "seconds"},
     )
-    order = ["Webhook", "Respond", "Wait", "Charge"]
-    return {
-        "name": f"n8n-chaos probe {name}",
-        "nodes": [webhook, respond, wait, charge],
-        "connections": {
-            a: {"main": [[{"node": b, "type": "main", "index": 0}]]}
-            for a, b in itertools.pairwise(order)
-        },
-        "settings": {
-            "executionOrder": "v1",
-            "saveDataSuccessExecution": "all",
-            "saveDataErrorExecution": "all",
-            "saveExecutionProgress": True,
-        },
-    }
+    webhook = _webhook(seed, path, "onReceived")
+    return _chain(name, [webhook, wait, _charge_after_wait(seed, 480)])
 
 
 def error_recorder_workflow(name: str, reference: str) -> dict[str, Any]:

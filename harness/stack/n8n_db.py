@@ -19,3 +19,13 @@ def execution_rows(dsn: str, workflow_id: str) -> list[dict[str, Any]]:
             'FROM execution_entity WHERE "workflowId" = %s ORDER BY id',
             (workflow_id,),
         ).fetchall()
+
+
+def wait_till(dsn: str, execution_id: str) -> float | None:
+    """When a waiting execution is due to resume (``waitTill``, epoch seconds), or None."""
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            'SELECT extract(epoch from "waitTill")::float FROM execution_entity WHERE id = %s',
+            (int(execution_id),),
+        ).fetchone()
+    return None if row is None or row[0] is None else float(row[0])

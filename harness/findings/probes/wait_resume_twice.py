@@ -60,6 +60,27 @@ def call_word(call: dict[str, Any]) -> str:
     return str(status) if str(status) in CALL_WORDS else "another status"
 
 
+def park(world: ProbeWorld) -> tuple[str, str, dict[str, Any]] | str:
+    """Send the first delivery of ``wait_resume_workflow``: (execution, resume URL, the
+    delivery's result) once its row is waiting; or why the window was not reached."""
+    sender = world.send()
+    if not world.wait_for("the first delivery's answer", sender.done, SEND_S):
+        return f"the first delivery got no answer within {SEND_S:.0f} s"
+    try:
+        body = json.loads(sender.result.get("body") or "")
+        execution, resume_url = str(body["execution"]), str(body["resumeUrl"])
+    except (ValueError, KeyError, TypeError):  # not JSON, or not the Respond node's
+        return f"the first delivery's answer carries no resume URL: {sender.result}"
+    world.timeline.record("resume URL known", execution=execution, url=resume_url)
+    if not world.wait_for(
+        "the execution to park as waiting",
+        lambda: world.status(execution) == "waiting",
+        WAITING_S,
+    ):
+        return f"execution {execution} was not seen waiting within {WAITING_S:.0f} s"
+    return execution, resume_url, dict(sender.result)
+
+
 @register("wait_resume_concurrent")
 class WaitResumeTwice(ProbeBase):
     sequential: ClassVar[bool] = False
@@ -77,7 +98,7 @@ class WaitResumeTwice(ProbeBase):
     def run(self, stack: Stack) -> Answer:
         with ProbeWorld(stack, "wait") as world:
             world.deploy(wait_resume_workflow(self.name, f"probe-{world.key}"))
-            parked = self._parked(world)
+            parked = park(world)
             if isinstance(parked, str):
                 return undetermined(parked, world.evidence(NEEDLES))
             execution, resume_url, sender = parked
@@ -91,26 +112,6 @@ class WaitResumeTwice(ProbeBase):
                 NEEDLES, execution=execution, sender=sender, resume_calls=calls, observed=observed
             )
             return checked(self, self.judge(evidence))
-
-    def _parked(self, world: ProbeWorld) -> tuple[str, str, dict[str, Any]] | str:
-        """(execution, resume URL, the first delivery's result) once the row is waiting; or
-        why the window was not reached."""
-        sender = world.send()
-        if not world.wait_for("the first delivery's answer", sender.done, SEND_S):
-            return f"the first delivery got no answer within {SEND_S:.0f} s"
-        try:
-            body = json.loads(sender.result.get("body") or "")
-            execution, resume_url = str(body["execution"]), str(body["resumeUrl"])
-        except (ValueError, KeyError, TypeError):  # not JSON, or not the Respond node's
-            return f"the first delivery's answer carries no resume URL: {sender.result}"
-        world.timeline.record("resume URL known", execution=execution, url=resume_url)
-        if not world.wait_for(
-            "the execution to park as waiting",
-            lambda: world.status(execution) == "waiting",
-            WAITING_S,
-        ):
-            return f"execution {execution} was not seen waiting within {WAITING_S:.0f} s"
-        return execution, resume_url, dict(sender.result)
 
     def _resume_twice(self, world: ProbeWorld, execution: str, url: str) -> list[dict[str, Any]]:
         calls: list[dict[str, Any]] = [{}, {}]

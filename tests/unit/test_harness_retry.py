@@ -44,7 +44,16 @@ def run_test(
     stack = SimpleNamespace(run=SimpleNamespace(run_dir=tmp_path))
     recorded: dict[str, Any] = {}
     deployments = {case.workflow: (None, None)}
-    suite.test_exactly_once(case, stack, deployments, [], retries, recorded.__setitem__)  # type: ignore[arg-type]
+    # The test picks its stack and deployments by fixture name (the webhook-processor stack
+    # or the session's): both names answer the same here.
+    fixtures = {
+        "n8n_stack": stack,
+        "n8n_webhook_stack": stack,
+        "chaos_deployments": deployments,
+        "chaos_webhook_deployments": deployments,
+    }
+    request = SimpleNamespace(getfixturevalue=fixtures.__getitem__)
+    suite.test_exactly_once(case, request, [], retries, recorded.__setitem__)  # type: ignore[arg-type]
     return calls, recorded
 
 

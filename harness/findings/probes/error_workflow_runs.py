@@ -54,6 +54,11 @@ NEEDLES = (
 @register("error_workflow_after_retries")
 class ErrorWorkflowRuns(ProbeBase):
     case: ClassVar[str] = "retries_exhausted"
+    # What a case observed beyond the common facts, shown as facts of its answer.
+    extra_facts: ClassVar[tuple[str, ...]] = ()
+    # True: a row n8n left unfinished after the case's waits is itself the answer.
+    unfinished_is_an_answer: ClassVar[bool] = False
+    needles: ClassVar[tuple[str, ...]] = NEEDLES  # the log lines kept as evidence
     question = (
         "A node fails after its retries ran out (the provider refused every try): how many "
         "times does the workflow's Error Workflow run?"
@@ -90,7 +95,7 @@ class ErrorWorkflowRuns(ProbeBase):
 
             failed = self._fail(world)
             if isinstance(failed, str):
-                return undetermined(failed, world.evidence(NEEDLES))
+                return undetermined(failed, world.evidence(self.needles))
             execution, observed = failed
             world.wait_for(
                 "the Error Workflow's first run", lambda: bool(error_runs()), FIRST_RUN_S
@@ -103,7 +108,7 @@ class ErrorWorkflowRuns(ProbeBase):
                 FIRST_RUN_S,
             )
             evidence = world.evidence(
-                NEEDLES,
+                self.needles,
                 execution=execution,
                 error_workflow_id=error_workflow_id,
                 error_workflow_rows=error_runs(),
@@ -134,6 +139,19 @@ class ErrorWorkflowRuns(ProbeBase):
             return f"execution {execution} did not finish within {FINISH_S:.0f} s"
         return execution, {"sender": sender.seen()}
 
+    def _void(self, evidence: dict[str, Any], facts: dict[str, Any]) -> str | None:
+        """Why the fault was not struck as the probe means it (the answer is then
+        UNDETERMINED), or None. Each case checks its own proof."""
+        del evidence
+        if facts["case"] == "retries_exhausted" and facts["charge_attempts"] < TRIES:
+            return (
+                f"the provider saw {facts['charge_attempts']} attempt(s), not {TRIES}: the "
+                "node's retries did not run out"
+            )
+        if facts["case"] == "worker_kill" and not facts["kill_proof"]:
+            return "the worker running it did not end by SIGKILL"
+        return None
+
     def judge(self, evidence: dict[str, Any]) -> Answer:
         """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
         seen = ev.observed(evidence)
@@ -155,16 +173,12 @@ class ErrorWorkflowRuns(ProbeBase):
             "kill_proof": seen.get("kill_proof"),
             "status_before_restart": seen.get("status_before_restart"),
         }
-        if final not in FINISHED:
+        facts |= {name: seen.get(name) for name in self.extra_facts}
+        if final not in FINISHED and not self.unfinished_is_an_answer:
             return undetermined(f"execution {execution} never finished (seen {final})", evidence)
-        if seen.get("case") == "retries_exhausted" and attempts < TRIES:
-            return undetermined(
-                f"the provider saw {facts['charge_attempts']} attempt(s), not {TRIES}: the "
-                "node's retries did not run out",
-                evidence,
-            )
-        if seen.get("case") == "worker_kill" and not facts["kill_proof"]:
-            return undetermined("the worker running it did not end by SIGKILL", evidence)
+        void = self._void(evidence, facts)
+        if void is not None:
+            return undetermined(void, evidence)
         # A run shows as an execution row; one whose Record step failed shows no commit, one
         # whose row n8n did not save shows only its commit: each is a run.
         count = max(len(runs), len(recorded))

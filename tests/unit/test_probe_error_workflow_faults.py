@@ -114,3 +114,11 @@ def test_a_cut_shorter_than_n8n_tolerates_is_undetermined() -> None:
 def test_the_other_cases_still_need_a_finished_row() -> None:
     answer = STALL.judge({**_stall(1), "status_paths": pe.paths(e4=["running"])})
     assert answer.answer == UNDETERMINED and "never finished" in answer.why
+
+
+def test_a_failed_call_of_the_error_workflow_is_said() -> None:
+    line = 'error   Calling Error Workflow for "wf1": "connect ECONNREFUSED 127.0.0.1:41975"'
+    evidence = {**_cut(0, ("running",)), "log_lines": {"worker0": [line, "other"]}}
+    answer = checked(CUT, CUT.judge(evidence))
+    assert answer.facts["error_workflow_calls_failed"] == 1
+    assert "1 failed call(s) of the Error Workflow" in answer.why

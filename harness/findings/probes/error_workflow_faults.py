@@ -39,7 +39,7 @@ from harness.findings.world import ProbeWorld
 
 GIVE_UP_S = 30.0  # the worker's monitor gives the link up (3 pings 2 s apart, plus slack)
 RECOVERED_S = 60.0  # the restored link: the worker's monitor says it is back
-UNFINISHED_S = 60.0  # after the restore: the row finishes, or it is left as it is
+UNFINISHED_S = 30.0  # after the restore: the row finishes, or it is left as it is
 GIVE_UP_LINE = "Triggering database connection recovery"
 RECOVERED_LINE = "Database connection recovered"
 GIVE_UP_WAIT = "the worker to give its Postgres link up"

@@ -40,6 +40,8 @@ FIRST_RUN_S = 30.0  # the Error Workflow's first run shows, once the execution f
 MORE_RUNS_S = 20.0  # after that (and after a restart): time for a further run
 FINISHED = ("success", "error", "crashed", "canceled")
 MORE_RUNS_WAIT = "a further Error Workflow run"
+# n8n logs this (at error level) only when it could not start the Error Workflow.
+CALL_FAILED_LINE = "Calling Error Workflow for"
 NEEDLES = (
     "error workflow",
     "errorWorkflow",
@@ -116,7 +118,14 @@ class ErrorWorkflowRuns(ProbeBase):
                     {"effect_id": c.effect_id, "committed_at": c.committed_at}
                     for c in world.provider.commits(error_reference)
                 ],
-                observed=observed | {"case": self.case},
+                observed=observed
+                | {
+                    "case": self.case,
+                    # From the whole logs: the evidence keeps only their last matching lines.
+                    "error_workflow_calls_failed": sum(
+                        world.log_since(p.name).count(CALL_FAILED_LINE) for p in stack.n8n_processes
+                    ),
+                },
             )
             return checked(self, self.judge(evidence))
 
@@ -172,6 +181,8 @@ class ErrorWorkflowRuns(ProbeBase):
             "sender": seen.get("sender"),
             "kill_proof": seen.get("kill_proof"),
             "status_before_restart": seen.get("status_before_restart"),
+            "error_workflow_calls_failed": seen.get("error_workflow_calls_failed")
+            or _calls_failed(evidence),
         }
         facts |= {name: seen.get(name) for name in self.extra_facts}
         if final not in FINISHED and not self.unfinished_is_an_answer:
@@ -189,6 +200,11 @@ class ErrorWorkflowRuns(ProbeBase):
             f"at the provider; the Charge node: {facts['charge_attempts']} attempt(s), "
             f"{facts['charge_commits']} commit(s)"
         )
+        if facts["error_workflow_calls_failed"]:
+            why += (
+                f"; n8n logged {facts['error_workflow_calls_failed']} failed call(s) of the "
+                f"Error Workflow ({CALL_FAILED_LINE!r})"
+            )
         return Answer(answer, why, facts, evidence)
 
 
@@ -229,3 +245,10 @@ class ErrorWorkflowAfterWorkerKill(ErrorWorkflowRuns):
             "status_before_restart": status_before_restart,
             "sender": held.sender.seen(),
         }
+
+
+def _calls_failed(evidence: dict[str, Any]) -> int:
+    """Log lines by which an n8n process said it could not start the Error Workflow (for
+    evidence recorded before the run counted them)."""
+    lines = (evidence.get("log_lines") or {}).values()
+    return sum(CALL_FAILED_LINE in line for each in lines for line in each)

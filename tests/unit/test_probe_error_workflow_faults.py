@@ -122,3 +122,23 @@ def test_a_failed_call_of_the_error_workflow_is_said() -> None:
     answer = checked(CUT, CUT.judge(evidence))
     assert answer.facts["error_workflow_calls_failed"] == 1
     assert "1 failed call(s) of the Error Workflow" in answer.why
+
+
+@pytest.mark.parametrize(
+    ("probe", "expected"),
+    [
+        ("error_workflow_after_stall", "Error Workflow ran one time(s); execution ends success"),
+        (
+            "error_workflow_after_recovery",
+            "Error Workflow ran one time(s); execution ends crashed",
+        ),
+        (
+            "error_workflow_after_postgres_cut",
+            "Error Workflow ran none time(s); execution ends running",
+        ),
+    ],
+)
+def test_the_recorded_evidence_gives_the_recorded_answer(probe: str, expected: str) -> None:
+    answer, result = pe.rejudged(probe, "2.40.7")
+    assert answer.answer == result["answer"] == expected
+    assert answer.why == result["why"]

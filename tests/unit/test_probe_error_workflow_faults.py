@@ -138,7 +138,10 @@ def test_a_failed_call_of_the_error_workflow_is_said() -> None:
         ),
     ],
 )
-def test_the_recorded_evidence_gives_the_recorded_answer(probe: str, expected: str) -> None:
-    answer, result = pe.rejudged(probe, "2.40.7")
+@pytest.mark.parametrize("version", ["2.33.7", "2.40.7"])
+def test_the_recorded_evidence_gives_the_recorded_answer(
+    probe: str, expected: str, version: str
+) -> None:
+    answer, result = pe.rejudged(probe, version)
     assert answer.answer == result["answer"] == expected
     assert answer.why == result["why"]

@@ -40,6 +40,8 @@ FIRST_RUN_S = 30.0  # the Error Workflow's first run shows, once the execution f
 MORE_RUNS_S = 20.0  # after that (and after a restart): time for a further run
 FINISHED = ("success", "error", "crashed", "canceled")
 MORE_RUNS_WAIT = "a further Error Workflow run"
+# n8n logs this (at error level) only when it could not start the Error Workflow.
+CALL_FAILED_LINE = "Calling Error Workflow for"
 NEEDLES = (
     "error workflow",
     "errorWorkflow",
@@ -54,6 +56,11 @@ NEEDLES = (
 @register("error_workflow_after_retries")
 class ErrorWorkflowRuns(ProbeBase):
     case: ClassVar[str] = "retries_exhausted"
+    # What a case observed beyond the common facts, shown as facts of its answer.
+    extra_facts: ClassVar[tuple[str, ...]] = ()
+    # True: a row n8n left unfinished after the case's waits is itself the answer.
+    unfinished_is_an_answer: ClassVar[bool] = False
+    needles: ClassVar[tuple[str, ...]] = NEEDLES  # the log lines kept as evidence
     question = (
         "A node fails after its retries ran out (the provider refused every try): how many "
         "times does the workflow's Error Workflow run?"
@@ -90,7 +97,7 @@ class ErrorWorkflowRuns(ProbeBase):
 
             failed = self._fail(world)
             if isinstance(failed, str):
-                return undetermined(failed, world.evidence(NEEDLES))
+                return undetermined(failed, world.evidence(self.needles))
             execution, observed = failed
             world.wait_for(
                 "the Error Workflow's first run", lambda: bool(error_runs()), FIRST_RUN_S
@@ -103,7 +110,7 @@ class ErrorWorkflowRuns(ProbeBase):
                 FIRST_RUN_S,
             )
             evidence = world.evidence(
-                NEEDLES,
+                self.needles,
                 execution=execution,
                 error_workflow_id=error_workflow_id,
                 error_workflow_rows=error_runs(),
@@ -111,7 +118,14 @@ class ErrorWorkflowRuns(ProbeBase):
                     {"effect_id": c.effect_id, "committed_at": c.committed_at}
                     for c in world.provider.commits(error_reference)
                 ],
-                observed=observed | {"case": self.case},
+                observed=observed
+                | {
+                    "case": self.case,
+                    # From the whole logs: the evidence keeps only their last matching lines.
+                    "error_workflow_calls_failed": sum(
+                        world.log_since(p.name).count(CALL_FAILED_LINE) for p in stack.n8n_processes
+                    ),
+                },
             )
             return checked(self, self.judge(evidence))
 
@@ -134,6 +148,19 @@ class ErrorWorkflowRuns(ProbeBase):
             return f"execution {execution} did not finish within {FINISH_S:.0f} s"
         return execution, {"sender": sender.seen()}
 
+    def _void(self, evidence: dict[str, Any], facts: dict[str, Any]) -> str | None:
+        """Why the fault was not struck as the probe means it (the answer is then
+        UNDETERMINED), or None. Each case checks its own proof."""
+        del evidence
+        if facts["case"] == "retries_exhausted" and facts["charge_attempts"] < TRIES:
+            return (
+                f"the provider saw {facts['charge_attempts']} attempt(s), not {TRIES}: the "
+                "node's retries did not run out"
+            )
+        if facts["case"] == "worker_kill" and not facts["kill_proof"]:
+            return "the worker running it did not end by SIGKILL"
+        return None
+
     def judge(self, evidence: dict[str, Any]) -> Answer:
         """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
         seen = ev.observed(evidence)
@@ -154,17 +181,15 @@ class ErrorWorkflowRuns(ProbeBase):
             "sender": seen.get("sender"),
             "kill_proof": seen.get("kill_proof"),
             "status_before_restart": seen.get("status_before_restart"),
+            "error_workflow_calls_failed": seen.get("error_workflow_calls_failed")
+            or _calls_failed(evidence),
         }
-        if final not in FINISHED:
+        facts |= {name: seen.get(name) for name in self.extra_facts}
+        if final not in FINISHED and not self.unfinished_is_an_answer:
             return undetermined(f"execution {execution} never finished (seen {final})", evidence)
-        if seen.get("case") == "retries_exhausted" and attempts < TRIES:
-            return undetermined(
-                f"the provider saw {facts['charge_attempts']} attempt(s), not {TRIES}: the "
-                "node's retries did not run out",
-                evidence,
-            )
-        if seen.get("case") == "worker_kill" and not facts["kill_proof"]:
-            return undetermined("the worker running it did not end by SIGKILL", evidence)
+        void = self._void(evidence, facts)
+        if void is not None:
+            return undetermined(void, evidence)
         # A run shows as an execution row; one whose Record step failed shows no commit, one
         # whose row n8n did not save shows only its commit: each is a run.
         count = max(len(runs), len(recorded))
@@ -175,6 +200,11 @@ class ErrorWorkflowRuns(ProbeBase):
             f"at the provider; the Charge node: {facts['charge_attempts']} attempt(s), "
             f"{facts['charge_commits']} commit(s)"
         )
+        if facts["error_workflow_calls_failed"]:
+            why += (
+                f"; n8n logged {facts['error_workflow_calls_failed']} failed call(s) of the "
+                f"Error Workflow ({CALL_FAILED_LINE!r})"
+            )
         return Answer(answer, why, facts, evidence)
 
 
@@ -215,3 +245,10 @@ class ErrorWorkflowAfterWorkerKill(ErrorWorkflowRuns):
             "status_before_restart": status_before_restart,
             "sender": held.sender.seen(),
         }
+
+
+def _calls_failed(evidence: dict[str, Any]) -> int:
+    """Log lines by which an n8n process said it could not start the Error Workflow (for
+    evidence recorded before the run counted them)."""
+    lines = (evidence.get("log_lines") or {}).values()
+    return sum(CALL_FAILED_LINE in line for each in lines for line in each)

@@ -143,6 +143,12 @@ class CaseRun:
         sender = self.sender()
         return BackgroundDelivery(lambda: sender.deliver_concurrently(self.body, copies))
 
+    def start_work(self, work: Callable[[], object]) -> BackgroundDelivery:
+        return BackgroundDelivery(work)
+
+    def call(self, url: str, body: dict[str, Any], delivery: str) -> DeliveryAttempt:
+        return Sender(url, "POST", self.history, SenderPolicy(retry=False)).attempt(body, delivery, 1)
+
     # -- the fault -------------------------------------------------------------------
     def inject(self) -> None:
         try:

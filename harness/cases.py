@@ -50,6 +50,9 @@ class Scenario:
     # The control case: nothing breaks and the plain sender sends (PASS for any promise).
     is_control: bool = False
     baseline: bool = False  # the plain sender's cases come first
+    # The plan calls the resume URL of an execution parked at a Wait node: the only plans a
+    # workflow that parks runs (under any other its effect never comes).
+    resumes_waits: bool = False
 
     @property
     def id(self) -> str:
@@ -164,6 +167,7 @@ def scenarios() -> list[Scenario]:
                 may_catch_naive=fault.may_lose_answer and point.after_effect,
                 is_control=baseline and "quiet" in fault.offers,
                 baseline=baseline,
+                resumes_waits="resumes_waits" in plan.offers,
             )
         )
     # The control case first, then the plain sender's cases, then by plan, fault, crash point.
@@ -186,6 +190,8 @@ def capabilities(workflow: WorkflowUnderTest, workers: int = 2) -> frozenset[str
         offered.add("second_worker")
     if not workflow.acknowledges_early:
         offered.add("sync_answer")  # the sender's answer waits for the work
+    if workflow.parks_for_resume:
+        offered.add("wait_resume")
     # Any workflow can run behind a webhook processor: the suite brings that stack up when
     # the first case that needs it runs (harness.plugin's n8n_webhook_stack).
     offered.add("webhook_processor")
@@ -224,6 +230,8 @@ def matrix(
             expected = expected_for(workflow, scenario)
             if expected is None or not scenario.needs <= offered:
                 continue
+            if scenario.resumes_waits != workflow.parks_for_resume:
+                continue
             runs = repeat or scenario.repeat
             cases += [
                 Case(workflow.name, scenario, expected, run_no, runs)
@@ -243,6 +251,14 @@ def _check_negative_control(workflow: WorkflowUnderTest, by_id: dict[str, Scenar
                 f"{where}: unknown scenario {scenario_id!r}; the scenarios are "
                 f"{', '.join(sorted(by_id))} (`n8n-chaos list` shows them)"
             )
+        if by_id[scenario_id].resumes_waits != workflow.parks_for_resume:
+            why = (
+                "it parks at a Wait node (On Webhook Call), and only the plans that call a "
+                "resume URL run such a workflow"
+                if workflow.parks_for_resume
+                else "its plan calls a resume URL, and no Wait node resumes On Webhook Call"
+            )
+            raise ConfigError(f"{where}: scenario {scenario_id!r} does not run: {why}")
         needs = by_id[scenario_id].needs - capabilities(workflow)
         if needs:
             raise ConfigError(

@@ -48,6 +48,9 @@ WORKFLOW_CAPABILITIES = frozenset(
         # A stack whose production webhooks go through ``n8n webhook``: the harness starts
         # one (beside the session's stack) for the cases that need it.
         "webhook_processor",
+        # A Wait node holds each execution until its resume URL (handed out in the
+        # workflow's answer) is called: such a workflow runs only the plans that call it.
+        "wait_resume",
     }
 )
 
@@ -82,6 +85,15 @@ class CaseWorld(Protocol):
     ) -> BackgroundDelivery: ...
 
     def start_concurrent(self, copies: int) -> BackgroundDelivery: ...
+
+    def start_work(self, work: Callable[[], object]) -> BackgroundDelivery:
+        """``work`` (a plan's own sequence of deliveries) in the background."""
+        ...
+
+    def call(self, url: str, body: dict[str, Any], delivery: str) -> DeliveryAttempt:
+        """One POST to a URL the workflow handed out (a Wait node's resume URL), recorded in
+        the sender's history as an attempt of ``delivery``; never retried."""
+        ...
 
     def deliver(
         self, body: dict[str, Any] | None = None, delivery: str = "d1", retry: bool = True

@@ -212,6 +212,12 @@ class WorkflowUnderTest:
         """How long its Wait nodes hold an execution (its deadlines grow by that)."""
         return wj.wait_seconds(self.workflow)
 
+    @property
+    def parks_for_resume(self) -> bool:
+        """A Wait node holds every execution until its resume URL is called: only delivery
+        plans that call it (``wait_resume``) can see the workflow's effect."""
+        return bool(wj.resume_wait_nodes(self.workflow))
+
     def upstream_configs(self) -> list[Upstream]:
         """The manifest's upstreams as ``fake_providers.upstreams.Upstream`` objects, plus
         the token fake of each OAuth2 credential the workflow references (unless mapped)."""
@@ -354,6 +360,8 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
             f"{workflow_path}: its Wait nodes hold every execution {waits:.0f} s; each case "
             "waits that long (its deadlines grow by it), so the matrix takes far longer"
         )
+    if negative_control is None:
+        found += _resume_warnings(workflow_path, workflow)
     return WorkflowUnderTest(
         name=m.name,
         description=m.description,
@@ -417,6 +425,19 @@ def _trigger_shape(
     data = credential_data(auth_type, name, FillContext(), dict(m.credentials))
     assert data is not None  # both trigger auth types are fillable
     return form, TriggerAuth(auth_type, data)
+
+
+def _resume_warnings(workflow_path: Path, workflow: dict[str, Any]) -> list[str]:
+    parking = wj.resume_wait_nodes(workflow)
+    if not parking or wj.hands_out_resume_url(workflow):
+        return []
+    return [
+        f"{workflow_path}: its Wait node(s) {', '.join(map(repr, parking))} resume On Webhook "
+        "Call, but no node hands out $execution.resumeUrl; the harness resumes a parked "
+        "execution only through the URL the workflow answers with, so its cases see no "
+        "effect. Answer it before the Wait (a Respond to Webhook node with "
+        "'={{ { approval_url: $execution.resumeUrl } }}')"
+    ]
 
 
 def _old_path_warnings(

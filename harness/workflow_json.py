@@ -27,6 +27,8 @@ TRIGGER_NODE_TYPES = (WEBHOOK_NODE_TYPE, FORM_TRIGGER_NODE_TYPE)
 FORM_METHOD = "POST"
 ERROR_TRIGGER_NODE_TYPE = "n8n-nodes-base.errorTrigger"
 WAIT_NODE_TYPE = "n8n-nodes-base.wait"
+# How a node reads the parked execution's resume URL (the second is the older alias).
+RESUME_URL_EXPRESSIONS = ("$execution.resumeUrl", "$resumeWebhookUrl")
 _UNIT_S = {"seconds": 1.0, "minutes": 60.0, "hours": 3600.0, "days": 86400.0}
 # n8n's Webhook node answers GET when httpMethod is absent.
 WEBHOOK_DEFAULT_METHOD = "GET"
@@ -310,6 +312,26 @@ def _is_key(expression: str, key_path: tuple[str, ...]) -> bool:
         return False
     dotted = ".".join(key_path)
     return expr == dotted or expr.endswith("." + dotted)
+
+
+def resume_wait_nodes(workflow: dict[str, Any]) -> list[str]:
+    """The enabled Wait nodes that resume "On Webhook Call": each execution parks there
+    until somebody calls its resume URL (an approval, a provider's callback)."""
+    return [
+        str(node.get("name"))
+        for node in workflow.get("nodes", [])
+        if node.get("type") == WAIT_NODE_TYPE
+        and not node.get("disabled", False)
+        and isinstance(node.get("parameters"), dict)
+        and node["parameters"].get("resume") == "webhook"
+    ]
+
+
+def hands_out_resume_url(workflow: dict[str, Any]) -> bool:
+    """Does any node use ``$execution.resumeUrl`` (the parked execution's resume URL; the
+    harness learns it from the workflow's answer)?"""
+    texts = _strings(workflow.get("nodes", []))
+    return any(expr in text for text in texts for expr in RESUME_URL_EXPRESSIONS)
 
 
 def wait_seconds(workflow: dict[str, Any]) -> float:

@@ -122,7 +122,9 @@ class ParkingWorld:
 
     def _attempt(self, delivery: str, status: int, body: str) -> DeliveryAttempt:
         now = time.time()
-        attempt = DeliveryAttempt(delivery, 1, now, now, "ok" if status < 300 else "info", status, body)
+        attempt = DeliveryAttempt(
+            delivery, 1, now, now, "ok" if status < 300 else "info", status, body
+        )
         self.history.add(attempt)
         return attempt
 

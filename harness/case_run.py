@@ -147,7 +147,9 @@ class CaseRun:
         return BackgroundDelivery(work)
 
     def call(self, url: str, body: dict[str, Any], delivery: str) -> DeliveryAttempt:
-        return Sender(url, "POST", self.history, SenderPolicy(retry=False)).attempt(body, delivery, 1)
+        return Sender(url, "POST", self.history, SenderPolicy(retry=False)).attempt(
+            body, delivery, 1
+        )
 
     # -- the fault -------------------------------------------------------------------
     def inject(self) -> None:

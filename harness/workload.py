@@ -129,7 +129,9 @@ class Sender:
             response = loopback.request(
                 self.method,
                 self.url,
-                params=self.query,
+                # None, not {}: httpx replaces a URL's own query string (a resume URL's
+                # signature) with an empty params dict.
+                params=self.query or None,
                 timeout=self.policy.attempt_timeout_s,
                 **encoded_body(self.method, self.headers, body),
             )

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, ClassVar
 
 import httpx
@@ -94,9 +94,7 @@ class WaitResume(Plan):
             return
         for execution in self.urls:
             if run.wait_for(
-                f"execution {execution} to park as waiting",
-                lambda e=execution: _status(run, e) == "waiting",
-                PARK_S,
+                f"execution {execution} to park as waiting", _parked(run, execution), PARK_S
             ):
                 self.waiting.append(execution)
         if self.waiting:
@@ -119,8 +117,11 @@ class WaitResume(Plan):
             thread.join(BARRIER_S + 60.0)
 
 
-def _status(run: CaseWorld, execution: str) -> str | None:
-    return next((str(e["status"]) for e in run.executions() if str(e["id"]) == execution), None)
+def _parked(run: CaseWorld, execution: str) -> Callable[[], bool]:
+    """Whether n8n's row of ``execution`` says ``waiting``."""
+    return lambda: any(
+        str(e["id"]) == execution and e["status"] == "waiting" for e in run.executions()
+    )
 
 
 def _on_this_machine(url: str) -> bool:

@@ -39,6 +39,13 @@ def explore_workflows(
         if not budget.allows_another():
             say(f"{workflow.name}: not explored (budget spent: {budget.describe()})")
             continue
+        if workflow.parks_for_resume:
+            say(
+                f"{workflow.name}: not explored: it parks at a Wait node (On Webhook Call) "
+                "until its resume URL is called, and explore drives the plain sender only; "
+                f"its matrix resumes it (plan wait_resume): n8n-chaos run -k {workflow.name}"
+            )
+            continue
         out = stack.run.run_dir / "explore" / workflow.name
         deployment = deploy_under_test(stack, workflow)
         trace = trace_workflow(stack, workflow, deployment, out / "trace.json")

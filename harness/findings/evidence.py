@@ -36,6 +36,19 @@ def final_status(evidence: dict[str, Any], execution: str | None) -> str:
     return path[-1] if path else "unknown"
 
 
+def run_facts(evidence: dict[str, Any], execution: str | None) -> dict[str, Any]:
+    """The facts most probes give of their execution: its status path and final status, the
+    provider's commits, how often a worker started it, how many rows the workflow has."""
+    return {
+        "execution": execution,
+        "status_path": status_path(evidence, execution),
+        "final_status": final_status(evidence, execution),
+        "commits": commit_count(evidence),
+        "worker_starts": observed(evidence).get("worker_starts"),
+        "executions": len(rows(evidence)),
+    }
+
+
 def commit_count(evidence: dict[str, Any]) -> int:
     return len(evidence.get("provider_commits") or ())
 

@@ -14,6 +14,7 @@ from harness.findings.world import ProbeWorld, Sender
 REACH_S = 60.0  # the charge request reaches the provider
 FIND_S = 30.0  # the running execution and its worker are seen
 HOLD_S = 300.0  # the provider's own hold limit: beyond any probe's strike
+SETTLE_S = 90.0  # lock (5 s) + two stall sweeps (5 s each) + n8n's own recheck (up to 30 s)
 
 
 @dataclass
@@ -33,6 +34,18 @@ class Held:
             10.0,
         )
         world.timeline.record("provider released the held response")
+
+    def kill_worker(self, world: ProbeWorld) -> tuple[float, str | None, str | None]:
+        """SIGKILL the worker running the held execution, let the response go and wait for
+        the row to leave new/running: (killed at, the OS's kill proof, the row's status)."""
+        killed_at, kill_proof = world.kill(world.stack.workers[self.worker])
+        self.release(world)
+        world.wait_for(
+            "the row to leave new/running",
+            lambda: world.status(self.execution_id) not in ("new", "running"),
+            SETTLE_S,
+        )
+        return killed_at, kill_proof, world.status(self.execution_id)
 
 
 def hold_after_commit(world: ProbeWorld) -> Held | str:

@@ -16,6 +16,7 @@ STYLES = {
     Kind.HARNESS_ERROR: "bold black on yellow",
 }
 CELL_WIDTH = 3
+GRID_WIDTH = 100  # a terminal's columns: a wider grid is shown in blocks
 
 
 def outcome_style(outcome: CaseOutcome) -> str:
@@ -55,16 +56,31 @@ def case_line(outcome: CaseOutcome) -> Text:
     return line
 
 
-def grid_view(grid: Grid) -> Group:
-    """The grid, its column legend (numbers -> scenarios) and the code legend."""
+def grid_view(grid: Grid, width: int = GRID_WIDTH) -> Group:
+    """The grid, its column legend (numbers -> scenarios) and the code legend. A grid wider
+    than ``width`` columns is shown in blocks of scenarios, one under the other."""
     name_width = max((len(w) for w in grid.workflows), default=8)
+    per_block = max(1, (width - name_width - 1) // CELL_WIDTH)
+    numbered = list(enumerate(grid.scenarios, start=1))
+    rows: list[Text] = []
+    for start in range(0, len(numbered), per_block):
+        if rows:
+            rows.append(Text(""))
+        rows += _grid_block(grid, numbered[start : start + per_block], name_width)
+    legend = [
+        Text(f"{i:>3} {scenario}", style="dim") for i, scenario in enumerate(grid.scenarios, 1)
+    ]
+    return Group(*rows, Text(""), *legend, Text(""), codes_legend())
+
+
+def _grid_block(grid: Grid, numbered: list[tuple[int, str]], name_width: int) -> list[Text]:
     header = Text(" " * name_width + " ")
-    for i, _ in enumerate(grid.scenarios, start=1):
+    for i, _ in numbered:
         header.append(f"{i:>{CELL_WIDTH}}", style="bold")
     rows = [header]
     for workflow in grid.workflows:
         row = Text(f"{workflow:<{name_width}} ")
-        for scenario in grid.scenarios:
+        for _, scenario in numbered:
             cell = grid.cell(workflow, scenario)
             if cell is None:
                 row.append(f"{'·':>{CELL_WIDTH}}", style="dim")
@@ -73,10 +89,7 @@ def grid_view(grid: Grid) -> Group:
             row.append(" " * (CELL_WIDTH - len(shown)))
             row.append(shown, style=_cell_style(cell))
         rows.append(row)
-    legend = [
-        Text(f"{i:>3} {scenario}", style="dim") for i, scenario in enumerate(grid.scenarios, 1)
-    ]
-    return Group(*rows, Text(""), *legend, Text(""), codes_legend())
+    return rows
 
 
 def codes_legend() -> Text:

@@ -422,6 +422,7 @@ CORRECT_BUNDLED = {
     "payment_idempotent",
     "payment_naive",
     "smtp_receipt_dedup",
+    "stripe_approval",
     "stripe_idempotent",
     "webhook_dedup",
 }
@@ -439,10 +440,20 @@ NEGATIVE_CONTROLS = {
     "broken_unknown_as_failure",
     "broken_wrong_reference",
     "crm_search_then_create",
+    "stripe_approval_naive",
     "stripe_naive",
 }
 # Written as n8n's editor exports them for production: literal hosts, their own credentials.
-AS_EXPORTED = {"crm_search_then_create", "smtp_receipt_dedup", "stripe_idempotent", "stripe_naive"}
+AS_EXPORTED = {
+    "crm_search_then_create",
+    "smtp_receipt_dedup",
+    "stripe_approval",
+    "stripe_approval_naive",
+    "stripe_idempotent",
+    "stripe_naive",
+}
+# Guarded by the provider's idempotency key alone (no ledger of their own).
+KEY_ONLY = {"stripe_approval"}
 
 
 def test_bundled_workflows_load() -> None:
@@ -453,7 +464,8 @@ def test_bundled_workflows_load() -> None:
     assert found["email_no_idempotency"].effect.provider_effect is ProviderEffect.EMAIL
     for wut in found.values():
         assert wut.render_body("k-1", "e-1")[wut.business_key] == "k-1"
-        if wut.promise is not Promise.NONE and wut.negative_control is None:
+        guarded = wut.negative_control is None and wut.name not in KEY_ONLY
+        if wut.promise is not Promise.NONE and guarded:
             assert wut.ledger_schema_sql and wut.ledger_state_query and wut.ledger_done_state
         assert (wut.negative_control is not None) == (wut.name in NEGATIVE_CONTROLS), wut.name
     error_handled = found["payment_error_handled"]

@@ -122,7 +122,9 @@ class ParkingWorld:
 
     def _attempt(self, delivery: str, status: int, body: str) -> DeliveryAttempt:
         now = time.time()
-        attempt = DeliveryAttempt(delivery, 1, now, now, "ok" if status < 300 else "info", status, body)
+        attempt = DeliveryAttempt(
+            delivery, 1, now, now, "ok" if status < 300 else "info", status, body
+        )
         self.history.add(attempt)
         return attempt
 
@@ -172,3 +174,14 @@ def test_a_resume_url_off_this_machine_is_never_called() -> None:
     assert plan.start(world).join(10.0)  # type: ignore[arg-type]
     assert not [a for a in world.attempts() if a.delivery == "resume"]
     assert plan.proof() is None
+
+
+def test_explore_leaves_a_parking_workflow_to_its_matrix_and_says_so() -> None:
+    from harness.explore.plan import Budget
+    from harness.explore.session import explore_workflows
+
+    parking = workflow("appr", workflow={"nodes": [ASK_NODE, WAIT_NODE]})
+    said: list[str] = []
+    found = explore_workflows(None, [parking], Budget(cases=5), say=said.append)  # type: ignore[arg-type]
+    assert found == []
+    assert said and "not explored" in said[0] and "n8n-chaos run -k appr" in said[0]

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from harness.stack.stack import Stack
 
 STATUSES = ("crashed", "error", "success", "running", "new", "waiting", "canceled", "unknown")
-SETTLE_S = 90.0  # lock (5 s) + two stall sweeps (5 s each) + n8n's own recheck (up to 30 s)
 SENDER_S = 30.0
 RERUN_S = 20.0  # after the killed worker is back: time for any recovery to re-run it
 RERUN_WAIT = "anything to re-run the execution"
@@ -58,16 +57,8 @@ class RecoveryAfterCommit(ProbeBase):
             return checked(self, self._strike(world, held))
 
     def _strike(self, world: ProbeWorld, held: Held) -> Answer:
-        stack, execution = world.stack, held.execution_id
-        victim = stack.workers[held.worker]
-        killed_at, kill_proof = world.kill(victim)
-        held.release(world)
-        world.wait_for(
-            "the row to leave new/running",
-            lambda: world.status(execution) not in ("new", "running"),
-            SETTLE_S,
-        )
-        status_after_kill = world.status(execution)
+        execution, victim = held.execution_id, world.stack.workers[held.worker]
+        killed_at, kill_proof, status_after_kill = held.kill_worker(world)
         world.wait_for("the sender's answer", held.sender.done, SENDER_S)
         world.restart(victim)
 

@@ -128,12 +128,7 @@ class WaitParkedAcrossKill(ProbeBase):
             (float(s["t"]) for s in steps if parked_t is not None and s["t"] > parked_t), None
         )
         facts: dict[str, Any] = {
-            "execution": execution,
-            "status_path": path,
-            "final_status": ev.final_status(evidence, execution),
-            "commits": commits,
-            "worker_starts": seen.get("worker_starts"),
-            "executions": len(ev.rows(evidence)),
+            **ev.run_facts(evidence, execution),
             "seconds_parked_to_wait_till": (
                 round(due_t - parked_t, 2) if due_t is not None and parked_t is not None else None
             ),

@@ -32,7 +32,8 @@ from harness.findings import evidence as ev
 from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
 from harness.findings.probes.concurrent_operator_retry import COUNTS, count_word
 from harness.findings.probes.recovery_after_commit import STATUSES
-from harness.findings.probes.wait_resume_twice import park
+from harness.findings.probes.wait_resume_twice import CALL_WORDS, call_word, park
+from harness.findings.probes.wait_resume_twice import NEEDLES as RESUME_NEEDLES  # + recovery's
 from harness.findings.window import HOLD_S, Held
 from harness.findings.workflows import wait_resume_workflow
 from harness.findings.world import ProbeWorld, Sender
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 
 REACH_S = 60.0  # the resumed run's charge reaches the provider
 FIND_S = 30.0  # the worker that picked the resumed part up is seen
-SETTLE_S = 90.0  # lock (5 s) + two stall sweeps (5 s each) + n8n's own recheck (up to 30 s)
 CALL_S = 30.0  # one resume call is answered
 RERUN_S = 20.0  # after the killed worker is back: time for any recovery to re-run it
 AFTER_S = 10.0  # after the second call: time for it to charge again
@@ -52,27 +52,7 @@ FINISH_S = 60.0  # after main is ready: the resumed run finishes
 FINISHED = ("success", "error", "crashed", "canceled")
 HELD_WAIT = "the resumed charge to be committed and held"
 RERUN_WAIT = "anything to re-run the execution"
-# What a resume call got: the statuses n8n answers a resume URL with, named (401: the
-# signature no longer matches; 404: no waiting-webhook route yet; 409: running or finished).
-CALL_WORDS = ("200", "401", "404", "409", "500", "another status", "no answer")
-NEEDLES = (
-    "waiting-webhook",
-    "already being resumed",
-    "is running already",
-    "has finished",
-    "stalled",
-    "crashed",
-    "recover",
-    "Worker started execution",
-    "Worker finished execution",
-)
-
-
-def call_word(call: dict[str, Any]) -> str:
-    status = call.get("status")
-    if status is None:
-        return "no answer"
-    return str(status) if str(status) in CALL_WORDS else "another status"
+NEEDLES = (*RESUME_NEEDLES, "stalled", "crashed", "recover")
 
 
 def _starts(world: ProbeWorld, execution: str) -> list[int]:
@@ -102,10 +82,9 @@ class WaitResumeWorkerKill(ProbeBase):
 
     def run(self, stack: Stack) -> Answer:
         with ProbeWorld(stack, "waitkill") as world:
-            world.deploy(wait_resume_workflow(self.name, f"probe-{world.key}"))
-            parked = park(world)
-            if isinstance(parked, str):
-                return undetermined(parked, world.evidence(NEEDLES))
+            parked = park(world, self.name, NEEDLES)
+            if isinstance(parked, Answer):
+                return parked
             execution, url, _ = parked
             held = self._hold_resumed(world, execution, url)
             if isinstance(held, str):
@@ -141,14 +120,7 @@ class WaitResumeWorkerKill(ProbeBase):
 
     def _strike(self, world: ProbeWorld, held: Held, url: str) -> Answer:
         execution, victim = held.execution_id, world.stack.workers[held.worker]
-        killed_at, kill_proof = world.kill(victim)
-        held.release(world)
-        world.wait_for(
-            "the row to leave new/running",
-            lambda: world.status(execution) not in ("new", "running"),
-            SETTLE_S,
-        )
-        status_after_kill = world.status(execution)
+        killed_at, kill_proof, status_after_kill = held.kill_worker(world)
         world.wait_for("the first resume call's answer", held.sender.done, CALL_S)
         world.restart(victim)
         starts = sum(_starts(world, execution))
@@ -255,10 +227,9 @@ class WaitResumeRacingRecovery(ProbeBase):
 
     def run(self, stack: Stack) -> Answer:
         with ProbeWorld(stack, "waitrace") as world:
-            world.deploy(wait_resume_workflow(self.name, f"probe-{world.key}"))
-            parked = park(world)
-            if isinstance(parked, str):
-                return undetermined(parked, world.evidence(NEEDLES))
+            parked = park(world, self.name, NEEDLES)
+            if isinstance(parked, Answer):
+                return parked
             execution, url, _ = parked
             main = stack.main
             _, kill_proof = world.kill(main)
@@ -326,12 +297,7 @@ class WaitResumeRacingRecovery(ProbeBase):
             None,
         )
         facts: dict[str, Any] = {
-            "execution": execution,
-            "status_path": path,
-            "final_status": ev.final_status(evidence, execution),
-            "commits": commits,
-            "worker_starts": seen.get("worker_starts"),
-            "executions": len(ev.rows(evidence)),
+            **ev.run_facts(evidence, execution),
             "resume_statuses": [c.get("status") for c in calls],
             "racing_calls_without_answer": seen.get("racing_calls_without_answer"),
             "main_ready_at": ready_at,

@@ -41,7 +41,9 @@ FINISH_S = 60.0  # the resumed run finishes
 SECOND_RUN_S = 15.0  # after it finished: time for a second resumed run to charge again
 FINISHED = ("success", "error", "crashed", "canceled")
 FINISH_WAIT = "the resumed execution to finish"
-CALL_WORDS = ("200", "409", "500", "another status", "no answer")
+# What a resume call got: the statuses n8n answers a resume URL with, named (401: the
+# signature no longer matches; 404: no waiting-webhook route yet; 409: running or finished).
+CALL_WORDS = ("200", "401", "404", "409", "500", "another status", "no answer")
 PAIRS = tuple(f"{a} and {b}" for a, b in itertools.combinations_with_replacement(CALL_WORDS, 2))
 NEEDLES = (
     "waiting-webhook",
@@ -60,9 +62,18 @@ def call_word(call: dict[str, Any]) -> str:
     return str(status) if str(status) in CALL_WORDS else "another status"
 
 
-def park(world: ProbeWorld) -> tuple[str, str, dict[str, Any]] | str:
-    """Send the first delivery of ``wait_resume_workflow``: (execution, resume URL, the
-    delivery's result) once its row is waiting; or why the window was not reached."""
+def park(
+    world: ProbeWorld, name: str, needles: tuple[str, ...]
+) -> tuple[str, str, dict[str, Any]] | Answer:
+    """Deploy ``wait_resume_workflow`` and send its first delivery: (execution, resume URL,
+    the delivery's result) once its row is waiting; or the undetermined answer saying why
+    the window was not reached (with the evidence of ``needles``)."""
+    world.deploy(wait_resume_workflow(name, f"probe-{world.key}"))
+    missed = _parked(world)
+    return undetermined(missed, world.evidence(needles)) if isinstance(missed, str) else missed
+
+
+def _parked(world: ProbeWorld) -> tuple[str, str, dict[str, Any]] | str:
     sender = world.send()
     if not world.wait_for("the first delivery's answer", sender.done, SEND_S):
         return f"the first delivery got no answer within {SEND_S:.0f} s"
@@ -97,10 +108,9 @@ class WaitResumeTwice(ProbeBase):
 
     def run(self, stack: Stack) -> Answer:
         with ProbeWorld(stack, "wait") as world:
-            world.deploy(wait_resume_workflow(self.name, f"probe-{world.key}"))
-            parked = park(world)
-            if isinstance(parked, str):
-                return undetermined(parked, world.evidence(NEEDLES))
+            parked = park(world, self.name, NEEDLES)
+            if isinstance(parked, Answer):
+                return parked
             execution, resume_url, sender = parked
             calls = self._resume_twice(world, execution, resume_url)
             world.wait_for(FINISH_WAIT, lambda: world.status(execution) in FINISHED, FINISH_S)

@@ -226,11 +226,12 @@ def matrix(
     for workflow in workflows:
         _check_negative_control(workflow, by_id)
         offered = capabilities(workflow, workers)
+        parks = workflow.parks_for_resume  # read from the workflow JSON once, not per scenario
         for scenario in known:
             expected = expected_for(workflow, scenario)
             if expected is None or not scenario.needs <= offered:
                 continue
-            if scenario.resumes_waits != workflow.parks_for_resume:
+            if scenario.resumes_waits != parks:
                 continue
             runs = repeat or scenario.repeat
             cases += [

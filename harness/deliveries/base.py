@@ -19,6 +19,8 @@ case runs by default (races need several runs to be caught reliably).
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from harness.registry import Registry
@@ -80,6 +82,25 @@ def max_overlap(rows: list[dict[str, Any]]) -> int:
         running += step
         best = max(best, running)
     return best
+
+
+def release_together(actions: Sequence[Callable[[], None]], wait_s: float) -> None:
+    """Run ``actions`` in threads released by one barrier (each waits ``wait_s`` for the
+    others), so their calls are in flight at the same instant; returns once all ended, or
+    ``wait_s`` + 60 s after each was joined."""
+    if not actions:
+        return
+    gate = threading.Barrier(len(actions))
+
+    def released(action: Callable[[], None]) -> None:
+        gate.wait(wait_s)
+        action()
+
+    threads = [threading.Thread(target=released, args=(action,)) for action in actions]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(wait_s + 60.0)
 
 
 DELIVERIES: Registry[DeliveryPlan] = Registry("delivery plan")

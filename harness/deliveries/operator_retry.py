@@ -10,10 +10,10 @@ workflow again, charge included.
 
 from __future__ import annotations
 
-import threading
+from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
-from harness.deliveries.base import Plan, register
+from harness.deliveries.base import Plan, register, release_together
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
@@ -55,10 +55,8 @@ class OperatorRetry(Plan):
     def _press_retry(self, run: CaseWorld, target: str) -> list[str]:
         """Every operator's call, released together; n8n's answer to each, in call order."""
         answers = [""] * self.operators
-        barrier = threading.Barrier(self.operators)
 
         def press(operator: int) -> None:
-            barrier.wait(BARRIER_S)
             try:
                 retried = run.retry_execution(target)
                 answers[operator] = f"n8n started retry execution {retried.get('id')} of {target}"
@@ -79,9 +77,5 @@ class OperatorRetry(Plan):
                     error=str(exc)[:300],
                 )
 
-        threads = [threading.Thread(target=press, args=(i,)) for i in range(self.operators)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(BARRIER_S + 60.0)
+        release_together([partial(press, i) for i in range(self.operators)], BARRIER_S)
         return [a or f"operator {i + 1}'s call got no answer" for i, a in enumerate(answers)]

@@ -20,13 +20,13 @@ loser of two calls at once gets 500, a call once it ran 409 or 401).
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 import httpx
 
-from harness.deliveries.base import Plan, register
+from harness.deliveries.base import Plan, register, release_together
 
 if TYPE_CHECKING:
     from harness.contract import CaseWorld
@@ -103,18 +103,12 @@ class WaitResume(Plan):
     def _call_each(self, run: CaseWorld, delivery: str, copies: int) -> None:
         """Every parked execution's URL, ``copies`` calls each, all released together."""
         targets = [self.urls[e] for e in self.waiting for _ in range(copies)]
-        gate = threading.Barrier(len(targets))
         body = {"approved": True, "key": run.key}
 
         def call(url: str) -> None:
-            gate.wait(BARRIER_S)
             self.calls.append(run.call(url, body, delivery))
 
-        threads = [threading.Thread(target=call, args=(url,)) for url in targets]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(BARRIER_S + 60.0)
+        release_together([partial(call, url) for url in targets], BARRIER_S)
 
 
 def _parked(run: CaseWorld, execution: str) -> Callable[[], bool]:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness import credentials as creds
 from harness import manifest_model as mm
-from harness import upstream_config
+from harness import subworkflows, upstream_config
 from harness import workflow_json as wj
 from harness.credential_fill import FillContext, credential_data
 from harness.errors import ConfigError
@@ -200,6 +200,9 @@ class WorkflowUnderTest:
     warnings: tuple[str, ...] = ()
     # The workflow file's sha256 (of its bytes): evidence of which export was judged.
     file_sha256: str = ""
+    # The workflows it calls (Execute Workflow nodes, settings.errorWorkflow), recursively,
+    # leaves first: deployed beside it with the ids it names (harness.subworkflows).
+    called: tuple[subworkflows.CalledWorkflow, ...] = field(default=(), hash=False, repr=False)
     # The manifest's upstreams (host -> fake); ``upstream_configs()`` gives the fakes' config.
     upstreams: dict[str, UpstreamSpec] = field(default_factory=dict, hash=False)
     # The manifest's credential data (type or name -> data) for types the harness cannot fill.
@@ -334,6 +337,15 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
     workflow = wj.load_workflow(workflow_path, _read_json, default_name=directory.name)
     mode = wj.check_webhook(workflow, workflow_path, m.trigger.method, m.trigger.path, files.path)
     creds.check(workflow, workflow_path, manifest_path, dict(m.credentials))
+    called = subworkflows.companions(
+        workflow,
+        workflow_path,
+        subworkflows.exports_by_id(directory),
+        directory,
+        with_error_workflow=m.error_workflow is None,
+    )
+    for sub in called:
+        creds.check(sub.workflow, sub.export.path, manifest_path, dict(m.credentials))
     trigger = _trigger_shape(workflow, workflow_path, m.trigger.body, m, files, "trigger")
     reconciler = _reconciler(m, files)
     error_workflow = _error_workflow(m, files)
@@ -342,7 +354,7 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
         if m.negative_control is None
         else NegativeControl(m.negative_control.bug, dict(m.negative_control.caught_by))
     )
-    companions = [(workflow_path, workflow)]
+    companions = [(workflow_path, workflow), *((c.export.path, c.workflow) for c in called)]
     if reconciler is not None and m.reconciler is not None:
         companions.append((directory / m.reconciler.workflow, reconciler.workflow))
     if error_workflow is not None and m.error_workflow is not None:
@@ -387,6 +399,7 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
         query_template=dict(m.trigger.query),
         warnings=tuple(found),
         file_sha256=hashlib.sha256(workflow_path.read_bytes()).hexdigest(),
+        called=tuple(called),
         upstreams=dict(m.upstreams),
         credentials={k: dict(v) for k, v in m.credentials.items()},
         form_fields=trigger[0],

@@ -420,8 +420,9 @@ class Stack:
         self._write_state()
 
     # -- workflows --------------------------------------------------------------------
-    def deploy(self, workflow: dict[str, Any]) -> DeployedWorkflow:
-        """Create, bind the ledger credential, publish, and wait for the webhook to be live."""
+    def deploy(self, workflow: dict[str, Any], workflow_id: str | None = None) -> DeployedWorkflow:
+        """Create (under ``workflow_id`` if given), bind the ledger credential, publish, and
+        wait for the webhook to be live."""
         assert self.api is not None and self.ledger_credential_id is not None
         return deploy(
             self.api,
@@ -429,6 +430,7 @@ class Stack:
             workflow,
             self.webhook_base_url,
             {LEDGER_CREDENTIAL_NAME: self.ledger_credential_id},
+            workflow_id=workflow_id,
         )
 
     def apply_ledger_schema(self, sql: str | None) -> None:

@@ -215,17 +215,11 @@ class CaseRun:
         """Rows of the executions of the workflows it calls (sub-workflows run inside their
         caller's execution, on its worker), each with the called workflow's name."""
         called = self.deployment.called
-        return [
-            {**row, "workflow": called[wid]}
-            for wid in called
-            for row in self._rows([wid])
-        ]
+        return [{**row, "workflow": called[wid]} for wid in called for row in self._rows([wid])]
 
     def all_executions(self) -> list[dict[str, Any]]:
         """``executions()`` and ``called_executions()``, oldest first."""
-        return sorted(
-            [*self.executions(), *self.called_executions()], key=lambda r: int(r["id"])
-        )
+        return sorted([*self.executions(), *self.called_executions()], key=lambda r: int(r["id"]))
 
     def wait_for(
         self,

@@ -73,9 +73,7 @@ def deploy_under_test(stack: Stack, wut: WorkflowUnderTest) -> Deployment:
     reconciler (each published and, where it has a webhook, live)."""
     stack.apply_ledger_schema(wut.ledger_schema_sql)
     bind = _binder(stack, wut)
-    called = {
-        c.id: stack.deploy(bind(c.workflow, None), workflow_id=c.id).name for c in wut.called
-    }
+    called = {c.id: stack.deploy(bind(c.workflow, None), workflow_id=c.id).name for c in wut.called}
     error_workflow_id = None
     main_workflow = bind(wut.workflow, wut.trigger_auth)
     if wut.error_workflow is not None:

@@ -130,7 +130,9 @@ def companions(
     own_id = str(workflow.get("id") or "")
 
     def visit(current: dict[str, Any], where: Path, top: bool, trail: tuple[str, ...]) -> None:
-        named = [(f"node {node!r} of {where}", wid) for node, wid in called_ids(current, str(where))]
+        named = [
+            (f"node {node!r} of {where}", wid) for node, wid in called_ids(current, str(where))
+        ]
         error_id = error_workflow_id(current)
         if error_id is not None and (with_error_workflow or not top):
             named.append((f"settings.errorWorkflow of {where}", error_id))

@@ -13,7 +13,9 @@ trigger, so publishing it is accepted.
 from __future__ import annotations
 
 import copy
+import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,6 +137,22 @@ def give_id(n8n_dsn: str, created: str, wanted: str) -> None:
                 (wanted, created),
             )
         conn.execute("UPDATE workflow_entity SET id = %s WHERE id = %s", (wanted, created))
+
+
+def write_variables(n8n_dsn: str, variables: Mapping[str, str]) -> None:
+    """n8n Variables ($vars.NAME), global, straight into n8n's ``variables`` table: its API
+    refuses them without an enterprise licence (``feat:variables``), but executions read
+    the table (``WorkflowHelpers.getVariables``, no licence check) through a cache each
+    process fills on its first execution, so this runs before any."""
+    if not variables:
+        return
+    with psycopg.connect(n8n_dsn) as conn, conn.transaction():
+        for key, value in variables.items():
+            conn.execute("DELETE FROM variables WHERE key = %s", (key,))
+            conn.execute(
+                "INSERT INTO variables (id, key, type, value) VALUES (%s, %s, 'string', %s)",
+                (secrets.token_hex(8), key, value),
+            )
 
 
 def deploy(

@@ -113,11 +113,11 @@ def upstream_warnings(
                     f"{text!r}; the cases would count no commit there, so fix the route to "
                     "the method and path the node calls"
                 )
-    for path, workflow in workflows:
+    for file, workflow in workflows:
         for node, kind, name in wh.unset_references(workflow, deployment):
             field_name = "env" if kind == "env" else "variables"
             found.append(
-                f"{path}: node {node!r} calls a URL from ${kind}.{name}, which the manifest's "
+                f"{file}: node {node!r} calls a URL from ${kind}.{name}, which the manifest's "
                 f"field {field_name!r} does not set: n8n has no value for it; add "
                 f'"{name}": "https://<the host>" there and map that host in \'upstreams\''
             )

@@ -295,8 +295,9 @@ class CaseRun:
         attempts = [a for a in control.attempts() if a.received_at >= self.started_at - 1]
         top, called = self.executions(), self.called_executions()
         queued = self.queued_executions()
-        if any(r["status"] in ("new", "running") for r in top):
-            # A sub-execution runs inside its caller's job, which Bull holds for both.
+        if any(r["id"] in queued for r in top):
+            # A sub-execution runs inside its caller's job: while Bull holds that job, the
+            # sub-execution is live too (once it is gone, an unfinished one is orphaned).
             queued |= {r["id"] for r in called}
         return Activity(
             executions=[*top, *called],

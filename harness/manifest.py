@@ -429,6 +429,14 @@ def _load(m: mm.Manifest, files: _Files) -> WorkflowUnderTest:
         )
     if negative_control is None:
         found += _resume_warnings(workflow_path, workflow)
+    detached = subworkflows.detached_calls(workflow)
+    if detached and m.acknowledge is None and negative_control is None:
+        found.append(
+            f"{workflow_path}: node(s) {', '.join(map(repr, detached))} run their sub-workflow "
+            "without waiting for it (waitForSubWorkflow off): the webhook answers before the "
+            'sub-workflow\'s work; say so in the manifest with "acknowledge": "early" (the '
+            'harness then judges after the work), or "after_effect" if the effect is not there'
+        )
     return WorkflowUnderTest(
         name=m.name,
         description=m.description,
@@ -444,7 +452,7 @@ def _load(m: mm.Manifest, files: _Files) -> WorkflowUnderTest:
         ledger_done_state=m.ledger.done_state,
         ledger_unknown_states=tuple(m.ledger.unknown_states),
         ledger_failed_states=tuple(m.ledger.failed_states),
-        acknowledges_early=_acknowledges_early(m, files, mode, workflow_path),
+        acknowledges_early=_acknowledges_early(m, files, mode, workflow_path, workflow),
         effect_id_field=m.response.effect_id_field,
         reconciler=reconciler,
         error_workflow=error_workflow,
@@ -604,8 +612,13 @@ def _ledger_schema(m: mm.Manifest, files: _Files) -> str | None:
     return schema_sql
 
 
-def _acknowledges_early(m: mm.Manifest, files: _Files, mode: str, workflow_path: Path) -> bool:
+def _acknowledges_early(
+    m: mm.Manifest, files: _Files, mode: str, workflow_path: Path, workflow: dict[str, Any]
+) -> bool:
     acknowledge = m.acknowledge
+    if mode != "responseNode" and subworkflows.detached_calls(workflow):
+        # Its last node comes before the work of a sub-workflow it does not wait for.
+        mode = "responseNode"
     if mode == wj.EARLY_RESPONSE_MODE:
         if acknowledge is mm.Acknowledge.AFTER_EFFECT:
             files.fail(

@@ -108,6 +108,21 @@ def called_ids(workflow: dict[str, Any], where: str) -> list[tuple[str, str]]:
     return found
 
 
+def detached_calls(workflow: dict[str, Any]) -> list[str]:
+    """The enabled Execute Workflow nodes that do not wait for their sub-workflow
+    (``options.waitForSubWorkflow`` false): the caller goes on, and may answer, first."""
+    found = []
+    for node in workflow.get("nodes", []):
+        if not isinstance(node, dict) or node.get("type") != EXECUTE_WORKFLOW_NODE_TYPE:
+            continue
+        params = node.get("parameters") if isinstance(node.get("parameters"), dict) else {}
+        options = params.get("options") if isinstance(params, dict) else None
+        waits = options.get("waitForSubWorkflow", True) if isinstance(options, dict) else True
+        if waits is False and not node.get("disabled", False):
+            found.append(str(node.get("name")))
+    return found
+
+
 def error_workflow_id(workflow: dict[str, Any]) -> str | None:
     """The id ``settings.errorWorkflow`` names, if any."""
     settings = workflow.get("settings")

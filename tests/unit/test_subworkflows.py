@@ -189,3 +189,26 @@ def test_secrets_are_generated_once_per_process(tmp_path: Path) -> None:
     assert first.variables == second.variables
     env, variables = deployment_env([first, second])
     assert variables == first.variables and env == first.env
+
+
+def test_a_sub_workflow_run_without_waiting_acknowledges_early(tmp_path: Path) -> None:
+    def detach(doc: dict[str, Any]) -> None:
+        del doc["workflows"]["subflow_checkout_naive"]["negative_control"]
+
+    folder = project_copy(tmp_path, detach)
+    parent = folder / f"{NAIVE_PARENT}.json"
+    workflow = json.loads(parent.read_text())
+    for node in workflow["nodes"]:
+        if node["type"] == sw.EXECUTE_WORKFLOW_NODE_TYPE:
+            node["parameters"]["options"]["waitForSubWorkflow"] = False
+    parent.write_text(json.dumps(workflow))
+    naive = {w.name: w for w in load_project(folder)}["subflow_checkout_naive"]
+    assert naive.acknowledges_early is False
+    assert "without waiting for it" in " ".join(naive.warnings)
+
+    project = json.loads((folder / PROJECT_FILE).read_text())
+    project["workflows"]["subflow_checkout_naive"]["acknowledge"] = "early"
+    (folder / PROJECT_FILE).write_text(json.dumps(project))
+    naive = {w.name: w for w in load_project(folder)}["subflow_checkout_naive"]
+    assert naive.acknowledges_early is True
+    assert "without waiting" not in " ".join(naive.warnings)

@@ -389,18 +389,24 @@ def _load(m: mm.Manifest, files: _Files) -> WorkflowUnderTest:
     workflow = wj.load_workflow(workflow_path, _read_json, default_name=directory.name)
     mode = wj.check_webhook(workflow, workflow_path, m.trigger.method, m.trigger.path, files.path)
     creds.check(workflow, workflow_path, manifest_path, dict(m.credentials))
-    called = subworkflows.companions(
-        workflow,
-        workflow_path,
-        subworkflows.exports_by_id(directory),
-        directory,
-        with_error_workflow=m.error_workflow is None,
-    )
-    for sub in called:
-        creds.check(sub.workflow, sub.export.path, manifest_path, dict(m.credentials))
     trigger = _trigger_shape(workflow, workflow_path, m.trigger.body, m, files, "trigger")
     reconciler = _reconciler(m, files)
     error_workflow = _error_workflow(m, files)
+    exports = subworkflows.exports_by_id(directory)
+    callers = [(workflow, workflow_path, m.error_workflow is None)]
+    if reconciler is not None and m.reconciler is not None:
+        callers.append((reconciler.workflow, directory / m.reconciler.workflow, True))
+    if error_workflow is not None and m.error_workflow is not None:
+        callers.append((error_workflow.workflow, directory / m.error_workflow.workflow, True))
+    found_called: dict[str, subworkflows.CalledWorkflow] = {}
+    for caller, caller_path, with_error in callers:  # each list leaves first: so is the union
+        for sub in subworkflows.companions(
+            caller, caller_path, exports, directory, with_error_workflow=with_error
+        ):
+            found_called.setdefault(sub.id, sub)
+    called = list(found_called.values())
+    for sub in called:
+        creds.check(sub.workflow, sub.export.path, manifest_path, dict(m.credentials))
     negative_control = (
         None
         if m.negative_control is None

@@ -51,11 +51,16 @@ def list_cases(workflows_dir: Path | None, verdicts: bool, keyword: str | None) 
 
 
 @click.command()
-def schema() -> None:
+@click.option(
+    "--project",
+    is_flag=True,
+    help="the schema of n8n-chaos-project.json (a folder of n8n exports) instead",
+)
+def schema(project: bool) -> None:
     """Print the JSON Schema of manifest.json (for editors: README says how to use it)."""
     from harness.manifest_model import json_schema
 
-    click.echo(json.dumps(json_schema(), indent=2))
+    click.echo(json.dumps(json_schema(project=project), indent=2))
 
 
 @click.command()

@@ -62,6 +62,7 @@ class EffectResult:
     outcome: Outcome
     charge: ChargeRow | None = None
     objects: Sequence[ObjectRow] = ()  # state an upstream fake reads back later
+    upsert: bool = False  # objects already stored are updated, and then nothing commits
 
 
 @dataclass(frozen=True)
@@ -275,4 +276,5 @@ def _settle(
         response=stored,
         now=now,
         objects=result.objects,
+        upsert=result.upsert,
     )

@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..personalities.base import deep_merge
 from .kinds import Outcome
 
 Row = dict[str, Any]
@@ -269,12 +270,19 @@ class LedgerStore:
         response: StoredResponse | None,
         now: float,
         objects: Sequence[ObjectRow] = (),
+        upsert: bool = False,
     ) -> bool:
         """Commit the effect (if any) and store the response for replay, in one transaction.
 
-        Returns False, changing nothing, when a reset wiped the attempt while it was held.
+        `upsert`: an object already stored is merged into; when every one was, nothing
+        commits (the service's upsert: the same identity is one effect). Returns False, changing nothing,
+        when a reset wiped the attempt while it was held.
         """
         with self._transaction() as db:
+            if upsert:
+                objects, existed = self._merged(db, objects)
+                if existed:
+                    commit, outcome = None, Outcome.PROCESSED
             still_ours = db.execute(
                 "UPDATE attempts SET outcome = ?, effect_id = ? WHERE id = ? AND outcome = ?",
                 (outcome, effect_id, attempt_id, Outcome.IN_FLIGHT),
@@ -409,6 +417,25 @@ class LedgerStore:
             :limit
         ]
 
+    @staticmethod
+    def _merged(
+        db: sqlite3.Connection, objects: Sequence[ObjectRow]
+    ) -> tuple[list[ObjectRow], bool]:
+        """The objects laid over those already stored; whether every one was stored."""
+        merged, existed = [], bool(objects)
+        for obj in objects:
+            row = db.execute(
+                "SELECT document FROM objects WHERE host = ? AND kind = ? AND id = ?",
+                (obj.host, obj.kind, obj.id),
+            ).fetchone()
+            if row is None:
+                merged.append(obj)
+                existed = False
+                continue
+            document = deep_merge(json.loads(row[0]), obj.document)
+            merged.append(ObjectRow(obj.host, obj.kind, obj.id, document, obj.created_at))
+        return merged, existed
+
     def charge(self, charge_id: str) -> Row | None:
         rows = self._select("charges", "created_at", id=charge_id)
         return rows[0] if rows else None
@@ -437,3 +464,4 @@ class LedgerStore:
 def _lastrowid(cursor: sqlite3.Cursor) -> int:
     assert cursor.lastrowid is not None
     return cursor.lastrowid
+

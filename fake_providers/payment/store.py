@@ -275,8 +275,8 @@ class LedgerStore:
         """Commit the effect (if any) and store the response for replay, in one transaction.
 
         `upsert`: an object already stored is merged into; when every one was, nothing
-        commits (the service's upsert: the same identity is one effect). Returns False, changing nothing,
-        when a reset wiped the attempt while it was held.
+        commits (the service's upsert: the same identity is one effect). Returns False,
+        changing nothing, when a reset wiped the attempt while it was held.
         """
         with self._transaction() as db:
             if upsert:
@@ -464,4 +464,3 @@ class LedgerStore:
 def _lastrowid(cursor: sqlite3.Cursor) -> int:
     assert cursor.lastrowid is not None
     return cursor.lastrowid
-

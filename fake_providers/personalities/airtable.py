@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from typing import Any
 
 from fake_providers.personalities.base import (
     Answer,
@@ -34,7 +35,7 @@ def _record_id(make_id: MakeId, identity: str) -> str:
 def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
     body = inbound.params if isinstance(inbound.params, dict) else {}
     merge_on = (body.get("performUpsert") or {}).get("fieldsToMergeOn") or []
-    records = body.get("records") if isinstance(body.get("records"), list) else [body]
+    records: list[Any] = body["records"] if isinstance(body.get("records"), list) else [body]
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
     found = []
     for record in records:
@@ -74,8 +75,8 @@ def created(collection: Collection, inbound: Inbound, records: list[Document]) -
 
 def update(collection: Collection, inbound: Inbound, document: Document) -> Document:
     body = inbound.params if isinstance(inbound.params, dict) else {}
-    fields = body.get("fields") if isinstance(body.get("fields"), dict) else {}
-    base = {} if inbound.method == "PUT" else document["fields"]
+    fields: dict[str, Any] = body["fields"] if isinstance(body.get("fields"), dict) else {}
+    base: dict[str, Any] = {} if inbound.method == "PUT" else document["fields"]
     return {**document, "fields": {**base, **fields}}
 
 

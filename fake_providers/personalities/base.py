@@ -123,7 +123,9 @@ def one_or_list(collection: Collection, inbound: Inbound, records: list[Document
     return Answer(200, records[0] if len(records) == 1 else records)
 
 
-def field_equality(collection: Collection, inbound: Inbound, records: list[Document]) -> list:
+def field_equality(
+    collection: Collection, inbound: Inbound, records: list[Document]
+) -> list[Document]:
     """Query parameters that name a record field filter by equality (paging ones do not)."""
     known = {name for record in records for name in (*record, *_nested(record))}
     wanted = [(name, value) for name, value in inbound.query if name in known]

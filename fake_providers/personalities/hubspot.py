@@ -5,6 +5,7 @@ by an id property (POST .../<type>/batch/upsert, `idProperty`)."""
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 from fake_providers.personalities.base import (
     Answer,
@@ -38,7 +39,7 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
     body = inbound.params if isinstance(inbound.params, dict) else {}
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
     upsert = inbound.path.rstrip("/").endswith("/batch/upsert")
-    inputs = body.get("inputs") if isinstance(body.get("inputs"), list) else [body]
+    inputs: list[Any] = body["inputs"] if isinstance(body.get("inputs"), list) else [body]
     found = []
     for item in inputs:
         item = item if isinstance(item, dict) else {}

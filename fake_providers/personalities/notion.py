@@ -64,7 +64,10 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
 
 def update(collection: Collection, inbound: Inbound, document: Document) -> Document:
     body = inbound.params if isinstance(inbound.params, dict) else {}
-    change = {"properties": _typed(body.get("properties")), "last_edited_time": _now()}
+    change: dict[str, Any] = {
+        "properties": _typed(body.get("properties")),
+        "last_edited_time": _now(),
+    }
     if "archived" in body or "in_trash" in body:
         change["archived"] = change["in_trash"] = bool(body.get("archived", body.get("in_trash")))
     return deep_merge(document, change)
@@ -95,7 +98,7 @@ def _matches(page: Document, condition: Any) -> bool:
         return any(_matches(page, c) for c in condition["or"])
     name = condition.get("property")
     prop = (page.get("properties") or {}).get(name)
-    test = next((v for k, v in condition.items() if k not in ("property", "type")), {})
+    test: Any = next((v for k, v in condition.items() if k not in ("property", "type")), {})
     if not isinstance(test, dict):
         return True
     have = value_of(prop) if prop is not None else ""
@@ -124,7 +127,7 @@ def select(collection: Collection, inbound: Inbound, records: list[Document]) ->
     for page in records:
         parent = page.get("parent") or {}
         owner = str(parent.get("database_id") or parent.get("data_source_id") or "")
-        if owner and owner.replace("-", "") != database or page.get("archived"):
+        if (owner and owner.replace("-", "") != database) or page.get("archived"):
             continue
         if _matches(page, body.get("filter")):
             found.append(page)
@@ -159,7 +162,9 @@ def created(collection: Collection, inbound: Inbound, records: list[Document]) -
 def reference(key: str) -> ReferenceSource:
     """The page property named like the key, its text (title, rich text, email, number)."""
     return ReferenceSource(
-        "json", f"/properties/{key}", r'"(?:content|email|number|phone_number|url|name)":"?([^",}]+)'
+        "json",
+        f"/properties/{key}",
+        r'"(?:content|email|number|phone_number|url|name)":"?([^",}]+)',
     )
 
 

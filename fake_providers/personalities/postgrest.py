@@ -35,9 +35,7 @@ def _prefer(inbound: Inbound) -> str:
 
 def _conflict_column(inbound: Inbound) -> str:
     """The upsert's identity column: `on_conflict`, else the primary key `id`."""
-    if "merge-duplicates" not in _prefer(inbound) and "ignore-duplicates" not in _prefer(
-        inbound
-    ):
+    if "merge-duplicates" not in _prefer(inbound) and "ignore-duplicates" not in _prefer(inbound):
         return ""
     return next((v for n, v in inbound.query if n == "on_conflict"), "id").split(",")[0]
 
@@ -115,8 +113,14 @@ def listing(collection: Collection, inbound: Inbound, records: list[Document]) -
     rows = _public(records)
     if "vnd.pgrst.object" in inbound.headers.get("accept", ""):
         if len(rows) != 1:
-            return Answer(406, {"code": "PGRST116", "message": "JSON object requested, "
-                                f"multiple (or no) rows returned", "details": f"{len(rows)} rows"})
+            return Answer(
+                406,
+                {
+                    "code": "PGRST116",
+                    "message": "JSON object requested, multiple (or no) rows returned",
+                    "details": f"{len(rows)} rows",
+                },
+            )
         return Answer(200, rows[0])
     limit = next((int(v) for n, v in inbound.query if n == "limit" and v.isdigit()), None)
     return Answer(200, rows[:limit] if limit is not None else rows)

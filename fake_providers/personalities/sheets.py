@@ -134,11 +134,19 @@ def created(collection: Collection, inbound: Inbound, records: list[Document]) -
         "updatedCells": cells,
     }
     if any(r.matches(inbound.method, inbound.path) for r in APPEND):
-        return Answer(200, {"spreadsheetId": spreadsheet, "tableRange": sheet_range,
-                            "updates": updates})
+        return Answer(
+            200, {"spreadsheetId": spreadsheet, "tableRange": sheet_range, "updates": updates}
+        )
     if inbound.path.endswith(":batchUpdate"):
-        return Answer(200, {"spreadsheetId": spreadsheet, "totalUpdatedRows": rows,
-                            "totalUpdatedCells": cells, "responses": [updates]})
+        return Answer(
+            200,
+            {
+                "spreadsheetId": spreadsheet,
+                "totalUpdatedRows": rows,
+                "totalUpdatedCells": cells,
+                "responses": [updates],
+            },
+        )
     return Answer(200, updates)
 
 
@@ -147,10 +155,18 @@ def other(inbound: Inbound) -> Answer | None:
     match = _SPREADSHEET.match(inbound.path)
     if inbound.method != "GET" or match is None or "/values" in inbound.path:
         return None
-    sheet = {"properties": {"sheetId": 0, "title": "Sheet1", "index": 0, "sheetType": "GRID",
-                            "gridProperties": {"rowCount": 1000, "columnCount": 26}}}
-    return Answer(200, {"spreadsheetId": match.group(1), "properties": {"title": "Sheet"},
-                        "sheets": [sheet]})
+    sheet = {
+        "properties": {
+            "sheetId": 0,
+            "title": "Sheet1",
+            "index": 0,
+            "sheetType": "GRID",
+            "gridProperties": {"rowCount": 1000, "columnCount": 26},
+        }
+    }
+    return Answer(
+        200, {"spreadsheetId": match.group(1), "properties": {"title": "Sheet"}, "sheets": [sheet]}
+    )
 
 
 def reference(key: str) -> ReferenceSource:
@@ -165,8 +181,7 @@ PERSONALITY = Personality(
     " appendOrUpdate's update) are not new effects",
     read="GET values/<range>: the rows written and appended, within the range's rows;"
     " GET /v4/spreadsheets/<id> metadata",
-    key='the first cell of the appended row (/values/0/0); another column: {"json":'
-    ' "/values/0/2"}',
+    key='the first cell of the appended row (/values/0/0); another column: {"json": "/values/0/2"}',
     collections=(SHEETS,),
     effects=APPEND,
     reference=reference,

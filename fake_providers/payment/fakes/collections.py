@@ -11,7 +11,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ...personalities.base import Document, Personality
 from ...upstreams import Collection, Upstream
@@ -45,9 +44,7 @@ async def target_of(
     def kind(collection: Collection, where: str) -> str:
         return "c:" + personality.key_of(collection, where)
 
-    items = [
-        c for c in collections if method in _ITEM_METHODS and parent and _writes(c, parent)
-    ]
+    items = [c for c in collections if method in _ITEM_METHODS and parent and _writes(c, parent)]
     for collection in items:
         if find(await records(kind(collection, parent)), last) is not None:
             return Target(collection, "item", kind(collection, parent), last)
@@ -66,8 +63,10 @@ async def target_of(
 
 def _writes(collection: Collection, path: str) -> bool:
     """Is `path` a write path of the collection, whatever the method?"""
-    return any(route.matches(route.method if route.method != "*" else "GET", path)
-               for route in collection.writes)
+    return any(
+        route.matches(route.method if route.method != "*" else "GET", path)
+        for route in collection.writes
+    )
 
 
 def find(documents: list[Document], record_id: str) -> Document | None:
@@ -99,4 +98,3 @@ def id_maker(upstream: Upstream, kind: str) -> Callable[[str], uuid.UUID]:
 async def stored(runtime: ProviderRuntime, host: str, kind: str) -> list[Document]:
     rows = await runtime.db(lambda store: store.objects(host, kind))
     return [row.document for row in rows]
-

@@ -98,8 +98,12 @@ async def test_postgrest_filters_representation_patch_and_upsert(
     upsert = {"Prefer": "resolution=merge-duplicates,return=representation"}
     for status in ("new", "newer"):
         await send(
-            inproc, host, "POST", "/rest/v1/payouts?on_conflict=order_id",
-            json={"order_id": "o-9", "status": status}, headers=upsert,
+            inproc,
+            host,
+            "POST",
+            "/rest/v1/payouts?on_conflict=order_id",
+            json={"order_id": "o-9", "status": status},
+            headers=upsert,
         )
     payouts = (await send(inproc, host, "GET", "/rest/v1/payouts")).json()
     assert [p["status"] for p in payouts] == ["newer"]
@@ -112,7 +116,9 @@ async def test_sendgrid_contact_upsert_is_one_effect_per_email(
     inproc: InProcessProvider,
 ) -> None:
     host = "api.sendgrid.com"
-    await configure(inproc, personality(host, "sendgrid", ReferenceSource("json", "/contacts/0/email")))
+    await configure(
+        inproc, personality(host, "sendgrid", ReferenceSource("json", "/contacts/0/email"))
+    )
     body = {"contacts": [{"email": "Ada@x.test", "first_name": "Ada"}]}
     first = await send(inproc, host, "PUT", "/v3/marketing/contacts", json=body)
     again = await send(inproc, host, "PUT", "/v3/marketing/contacts", json=body)
@@ -121,7 +127,10 @@ async def test_sendgrid_contact_upsert_is_one_effect_per_email(
     attempts = (await inproc.control.get("/_control/attempts")).json()
     assert len([a for a in attempts if a["reference"] == "Ada@x.test"]) == 2  # both in evidence
     search = await send(
-        inproc, host, "POST", "/v3/marketing/contacts/search/emails",
+        inproc,
+        host,
+        "POST",
+        "/v3/marketing/contacts/search/emails",
         json={"emails": ["ada@x.test"]},
     )
     assert search.json()["result"]["ada@x.test"]["contact"]["first_name"] == "Ada"
@@ -151,7 +160,9 @@ async def test_sheets_read_returns_the_rows_appended_and_updated(
 
 async def test_airtable_filter_by_formula_and_perform_upsert(inproc: InProcessProvider) -> None:
     host = "api.airtable.com"
-    await configure(inproc, personality(host, "airtable", ReferenceSource("json", "/records/0/fields/Order")))
+    await configure(
+        inproc, personality(host, "airtable", ReferenceSource("json", "/records/0/fields/Order"))
+    )
     table = "/v0/appX/Orders"
     upsert = {
         "performUpsert": {"fieldsToMergeOn": ["Order"]},
@@ -172,12 +183,17 @@ async def test_hubspot_search_finds_the_deal_and_batch_upsert_is_one_effect(
     inproc: InProcessProvider,
 ) -> None:
     host = "api.hubapi.com"
-    await configure(inproc, personality(host, "hubspot", ReferenceSource("json", "/properties/order_id")))
+    await configure(
+        inproc, personality(host, "hubspot", ReferenceSource("json", "/properties/order_id"))
+    )
     deals = "/crm/v3/objects/deals"
     made = await send(inproc, host, "POST", deals, json={"properties": {"order_id": "o-1"}})
     assert made.status_code == 201 and made.json()["id"].isdigit()
-    search = {"filterGroups": [{"filters": [
-        {"propertyName": "order_id", "operator": "EQ", "value": "o-1"}]}]}
+    search = {
+        "filterGroups": [
+            {"filters": [{"propertyName": "order_id", "operator": "EQ", "value": "o-1"}]}
+        ]
+    }
     found = (await send(inproc, host, "POST", f"{deals}/search", json=search)).json()
     assert (found["total"], found["results"][0]["id"]) == (1, made.json()["id"])
     one = await send(inproc, host, "GET", f"{deals}/{made.json()['id']}")
@@ -197,14 +213,20 @@ async def test_slack_and_twilio_answer_what_their_nodes_read(inproc: InProcessPr
         personality("api.twilio.com", "twilio", ReferenceSource("form", "Body")),
     )
     posted = await send(
-        inproc, "slack.com", "POST", "/api/chat.postMessage",
+        inproc,
+        "slack.com",
+        "POST",
+        "/api/chat.postMessage",
         json={"channel": "C1", "text": "Order o-7 paid"},
     )
     assert posted.json()["ok"] is True and posted.json()["ts"]
     history = await send(inproc, "slack.com", "GET", "/api/conversations.history?channel=C1")
     assert history.json()["messages"][0]["text"] == "Order o-7 paid"
     sms = await send(
-        inproc, "api.twilio.com", "POST", "/2010-04-01/Accounts/AC1/Messages.json",
+        inproc,
+        "api.twilio.com",
+        "POST",
+        "/2010-04-01/Accounts/AC1/Messages.json",
         content=urlencode({"To": "+15550001", "From": "+15550002", "Body": "o-8"}),
         headers={"Content-Type": "application/x-www-form-urlencoded"},
     )

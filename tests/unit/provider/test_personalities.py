@@ -4,13 +4,19 @@ is one effect; a PATCH changes what later reads return."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 from urllib.parse import urlencode
 
 import httpx
 import pytest
 
-from fake_providers.upstreams import Collection, ReferenceSource, Route, Upstream
+from fake_providers.upstreams import (
+    Collection,
+    ReferenceSource,
+    Route,
+    Upstream,
+)
 
 from .conftest import InProcessProvider
 from .upstream_helpers import configure
@@ -264,3 +270,17 @@ async def test_identity_makes_a_declared_collection_upsert(inproc: InProcessProv
     for name in ("Ada", "Ada L."):
         await send(inproc, host, "PUT", "/people", json={"email": "a@x.test", "name": name})
     assert len(await inproc.commits(reference="a@x.test")) == 1
+
+
+async def test_concurrent_upserts_to_one_identity_are_one_effect(inproc: InProcessProvider) -> None:
+    host = "api.sendgrid.com"
+    await configure(
+        inproc, personality(host, "sendgrid", ReferenceSource("json", "/contacts/0/email"))
+    )
+    body = {"contacts": [{"email": "z@x.test"}]}
+    answers = await asyncio.gather(
+        *(send(inproc, host, "PUT", "/v3/marketing/contacts", json=body) for _ in range(5))
+    )
+    assert {a.status_code for a in answers} == {202}
+    assert len({a.json()["job_id"] for a in answers}) == 1  # the one contact's id
+    assert len(await inproc.commits(reference="z@x.test")) == 1

@@ -436,6 +436,17 @@ class LedgerStore:
             merged.append(ObjectRow(obj.host, obj.kind, obj.id, document, obj.created_at))
         return merged, existed
 
+    def has_objects(self, objects: Sequence[ObjectRow]) -> bool:
+        """Is any of these objects (host, kind, id) stored already?"""
+        return any(
+            self._db.execute(
+                "SELECT 1 FROM objects WHERE host = ? AND kind = ? AND id = ?",
+                (obj.host, obj.kind, obj.id),
+            ).fetchone()
+            is not None
+            for obj in objects
+        )
+
     def charge(self, charge_id: str) -> Row | None:
         rows = self._select("charges", "created_at", id=charge_id)
         return rows[0] if rows else None

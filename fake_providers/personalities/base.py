@@ -51,6 +51,8 @@ Select = Callable[[Collection, Inbound, list[Document]], list[Document]]
 Listing = Callable[[Collection, Inbound, list[Document]], Answer]
 # A record as a PATCH/PUT on it (or on a filter that selects it) leaves it.
 Update = Callable[[Collection, Inbound, Document], Document]
+# A unique write's answer when a record with its identity is stored already (None: merge).
+Conflict = Callable[[Collection, Inbound, list[Document]], "Answer | None"]
 # Routes outside the collections (metadata, auth checks): an answer, or None.
 Other = Callable[[Inbound], "Answer | None"]
 # The collection a request path belongs to (its storage name).
@@ -119,6 +121,10 @@ def no_other(inbound: Inbound) -> Answer | None:
     return None
 
 
+def no_conflict(collection: Collection, inbound: Inbound, records: list[Document]) -> None:
+    return None
+
+
 def one_or_list(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
     return Answer(200, records[0] if len(records) == 1 else records)
 
@@ -166,6 +172,7 @@ class Personality:
     update: Update = merge_body
     updated: Listing = one_or_list
     other: Other = no_other
+    conflict: Conflict = no_conflict
     key_of: CollectionKey = path_key
 
 

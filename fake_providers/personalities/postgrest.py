@@ -33,10 +33,14 @@ def _prefer(inbound: Inbound) -> str:
     return inbound.headers.get("prefer", "")
 
 
+def _upserts(inbound: Inbound) -> bool:
+    return "merge-duplicates" in _prefer(inbound) or "ignore-duplicates" in _prefer(inbound)
+
+
 def _conflict_column(inbound: Inbound) -> str:
-    """The upsert's identity column: `on_conflict`, else the primary key `id`."""
-    if "merge-duplicates" not in _prefer(inbound) and "ignore-duplicates" not in _prefer(inbound):
-        return ""
+    """The row's identity column: an upsert's `on_conflict`, else the primary key `id`."""
+    if not _upserts(inbound):
+        return "id"
     return next((v for n, v in inbound.query if n == "on_conflict"), "id").split(",")[0]
 
 
@@ -47,15 +51,32 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
     found = []
     for row in rows:
         row = row if isinstance(row, dict) else {}
-        identity = text(row.get(column)) if column else ""
+        identity = f"{column}={text(row[column])}" if column in row else ""
         generated = make_id(identity)
-        # Upserts keep their identity under `_on`, so the identity hook finds the same row.
+        # Rows keep their identity under `_on`: an upsert merges into the row, an insert of a
+        # key that is there already is the 409 of a unique constraint (`conflict`).
         found.append({"id": generated.int % 900_000_000 + 1, **row, "_on": identity})
     return found
 
 
 def identity(collection: Collection, document: Document) -> str:
     return text(document.get("_on"))
+
+
+def conflict(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer | None:
+    """An insert (not an upsert) of a key already there: PostgreSQL's unique violation."""
+    if _upserts(inbound) or collection is RPC:
+        return None
+    table = inbound.path.rstrip("/").rsplit("/", 1)[-1]
+    return Answer(
+        409,
+        {
+            "code": "23505",
+            "details": "Key already exists.",
+            "hint": None,
+            "message": f'duplicate key value violates unique constraint "{table}_pkey"',
+        },
+    )
 
 
 def _public(rows: list[Document]) -> list[Document]:
@@ -169,4 +190,5 @@ PERSONALITY = Personality(
     created=created,
     update=update,
     updated=updated,
+    conflict=conflict,
 )

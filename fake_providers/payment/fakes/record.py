@@ -143,6 +143,9 @@ class RecordFake:
                 written = kind.store(collection, inbound, make_id)
                 return written, kind.created(collection, inbound, written)
 
+            def refused(written: list[dict[str, Any]]) -> Answer | None:
+                return kind.conflict(collection, inbound, written)
+
             effect = kind.effects or collection.writes
             default = any(r.matches(inbound.method, inbound.path) for r in effect)
         else:
@@ -161,6 +164,9 @@ class RecordFake:
                     for d in chosen
                 ]
                 return changed, kind.updated(collection, inbound, changed)
+
+            def refused(written: list[dict[str, Any]]) -> Answer | None:
+                return None
 
             default = False  # a change to records already there is not a new effect
         observed = upstream.is_effect_route(inbound.method, inbound.path)
@@ -184,13 +190,15 @@ class RecordFake:
                 response = render(template, fields)
             else:
                 response = stored_answer(answer)
+            conflict = refused(written)
             return EffectResult(
                 first,
                 response,
                 commits=bool(written),
                 outcome=Outcome.COMMITTED,
                 objects=objects,
-                upsert=True,
+                upsert=conflict is None,
+                conflict=stored_answer(conflict) if conflict is not None else None,
             )
 
         return await self.pipeline.run(

@@ -284,3 +284,17 @@ async def test_concurrent_upserts_to_one_identity_are_one_effect(inproc: InProce
     assert {a.status_code for a in answers} == {202}
     assert len({a.json()["job_id"] for a in answers}) == 1  # the one contact's id
     assert len(await inproc.commits(reference="z@x.test")) == 1
+
+
+async def test_postgrest_insert_of_a_key_there_already_is_409_and_one_effect(
+    inproc: InProcessProvider,
+) -> None:
+    host = "proj.supabase.co"
+    await configure(inproc, personality(host, "postgrest", ReferenceSource("json", "/id")))
+    claims = await asyncio.gather(
+        *(send(inproc, host, "POST", "/rest/v1/claims", json={"id": "c-1"}) for _ in range(4))
+    )
+    assert sorted(a.status_code for a in claims) == [201, 409, 409, 409]
+    assert next(a for a in claims if a.status_code == 409).json()["code"] == "23505"
+    assert len(await inproc.commits(reference="c-1")) == 1
+    assert len((await send(inproc, host, "GET", "/rest/v1/claims")).json()) == 1

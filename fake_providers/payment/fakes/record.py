@@ -15,6 +15,12 @@
   JSON body's `filterGroups` (HubSpot's search body); a field is looked up in the record and
   under its `properties`.
 - With `idempotency_header`, a repeated header value replays the first answer (pipeline).
+- With `collections` (the Upstream's own, or its `personality`'s, fake_providers.personalities)
+  the fake remembers as the service does (`collections.py`): a write lands in a collection, the
+  service's own reads list it (filtered, shaped and paged by the personality), a PATCH/PUT/DELETE
+  changes what later reads return and commits nothing, and a write to an identity already
+  stored is an upsert, not a second commit (or a 409, where the service has a unique key).
+  Every request is still an attempt in the evidence.
 """
 
 from __future__ import annotations

@@ -8,6 +8,10 @@ at construction, so a bad manifest fails when it is read, not when a request arr
              reference=ReferenceSource("form", "metadata[order_id]"),
              effects=(Route("POST", "/v1/payment_intents*"),))
 
+A `record` upstream may name a built-in `personality` (fake_providers.personalities: Notion,
+PostgREST, Sheets, ...) or its own `collections` (what it remembers and the routes that read
+it back); a reference may take the key out of a value with a one-group `regex`.
+
 Template bodies are JSON; `{{id}}` and `{{field}}` (a request field, dotted for nesting) are
 substituted inside JSON strings after parsing, and a string that is exactly one placeholder
 takes the field's value with its JSON type: `{"id": "{{id}}", "amount": "{{amount}}"}`.

@@ -203,7 +203,9 @@ def expected_for(workflow: WorkflowUnderTest, scenario: Scenario) -> frozenset[V
     control = workflow.negative_control
     if control is not None:
         verdict = control.caught_by.get(scenario.id)
-        return None if verdict is None else frozenset({Verdict(verdict)})
+        if verdict is None:
+            return PASS if scenario.id in control.passes else None
+        return frozenset({Verdict(verdict)})
     if workflow.promise is Promise.EXACTLY_ONCE:
         return PASS
     if workflow.promise is Promise.AT_MOST_ONCE:
@@ -246,7 +248,7 @@ def _check_negative_control(workflow: WorkflowUnderTest, by_id: dict[str, Scenar
     if control is None:
         return
     where = f"{workflow.directory or workflow.name}/manifest.json: field 'negative_control'"
-    for scenario_id in control.caught_by:
+    for scenario_id in (*control.caught_by, *control.passes):
         if scenario_id not in by_id:
             raise ConfigError(
                 f"{where}: unknown scenario {scenario_id!r}; the scenarios are "

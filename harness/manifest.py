@@ -170,10 +170,12 @@ class ErrorWorkflowSpec:
 @dataclass(frozen=True)
 class NegativeControl:
     """A deliberately broken workflow: the matrix runs it only in the scenarios of
-    ``caught_by`` (scenario id -> the verdict the harness must give there)."""
+    ``caught_by`` (scenario id -> the verdict the harness must give there), and ``passes``
+    (scenario ids where its guard holds: PASS)."""
 
     bug: str
     caught_by: dict[str, str] = field(hash=False)
+    passes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -410,7 +412,11 @@ def _load(m: mm.Manifest, files: _Files) -> WorkflowUnderTest:
     negative_control = (
         None
         if m.negative_control is None
-        else NegativeControl(m.negative_control.bug, dict(m.negative_control.caught_by))
+        else NegativeControl(
+            m.negative_control.bug,
+            dict(m.negative_control.caught_by),
+            tuple(m.negative_control.passes),
+        )
     )
     companions = [(workflow_path, workflow), *((c.export.path, c.workflow) for c in called)]
     if reconciler is not None and m.reconciler is not None:

@@ -316,6 +316,11 @@ class NegativeControl(_Model):
         "must give there, a violation. " + " ".join(f"{v}: {v.info.meaning}." for v in VIOLATIONS),
         json_schema_extra={"additionalProperties": {"enum": list(NEGATIVE_CONTROL_VERDICTS)}},
     )
+    passes: list[str] = Field(
+        default_factory=list,
+        description="scenario ids where the guard the workflow has holds: the harness must "
+        "say PASS there (a sequential redelivery a lookup catches), run with caught_by",
+    )
 
     @field_validator("bug")
     @classmethod
@@ -345,6 +350,17 @@ class NegativeControl(_Model):
                     f"unknown verdict {verdict!r}; use one of "
                     f"{', '.join(NEGATIVE_CONTROL_VERDICTS)}",
                     scenario,
+                )
+        return value
+
+    @field_validator("passes")
+    @classmethod
+    def _passing(cls, value: list[str]) -> list[str]:
+        for scenario in value:
+            if not _SCENARIO_ID.match(scenario):
+                raise Problem(
+                    f"{scenario!r} is not a scenario id; write <delivery>-<fault>-<crash "
+                    "point> in lower case, e.g. 'late-no_fault-none' (n8n-chaos list)"
                 )
         return value
 

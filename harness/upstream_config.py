@@ -50,7 +50,14 @@ def configs_of(upstreams: dict[str, UpstreamSpec], business_key: str = "") -> li
     """The fakes' config; a fake without a ``reference`` looks for the business key where
     ``DEFAULT_REFERENCE`` says (a mail fake needs one: its subject or a header)."""
     # Imported here: the fakes' module is the provider's; the manifest loads without it.
-    from fake_providers.upstreams import ReferenceSource, Route, RouteTemplate, Upstream
+    from fake_providers.personalities import personality
+    from fake_providers.upstreams import (
+        Collection,
+        ReferenceSource,
+        Route,
+        RouteTemplate,
+        Upstream,
+    )
 
     key_path = tuple(p for p in business_key.replace("/", ".").split(".") if p)
 
@@ -62,8 +69,11 @@ def configs_of(upstreams: dict[str, UpstreamSpec], business_key: str = "") -> li
     for host, spec in upstreams.items():
         reference = None
         if spec.reference is not None:
-            ((kind, where),) = spec.reference.items()
-            reference = ReferenceSource(kind, where)
+            regex = spec.reference.get("regex", "")
+            ((kind, where),) = [(k, v) for k, v in spec.reference.items() if k != "regex"]
+            reference = ReferenceSource(kind, where, regex)
+        elif key_path and spec.personality:
+            reference = personality(spec.personality).reference(key_path[-1])
         elif key_path and spec.fake in DEFAULT_REFERENCE:
             reference = ReferenceSource(*DEFAULT_REFERENCE[spec.fake](key_path))
         found.append(
@@ -79,6 +89,17 @@ def configs_of(upstreams: dict[str, UpstreamSpec], business_key: str = "") -> li
                 ),
                 idempotency_header=spec.idempotency_header,
                 effect=spec.effect,
+                personality=spec.personality or "",
+                collections=tuple(
+                    Collection(
+                        name,
+                        tuple(route(r) for r in c.writes),
+                        tuple(route(r) for r in c.reads),
+                        c.identity,
+                        c.per_path,
+                    )
+                    for name, c in spec.collections.items()
+                ),
             )
         )
     return found

@@ -234,6 +234,19 @@ def negative_controls() -> str:
     return "\n".join(rows)
 
 
+def personalities() -> str:
+    """The record fake's built-in personalities as a table, from their modules."""
+    from fake_providers.personalities import PERSONALITIES
+
+    rows = [
+        "| personality | host | what is an effect | what is a read | where the key travels |",
+        "|---|---|---|---|---|",
+    ]
+    for name, kind in sorted(PERSONALITIES.items()):
+        rows.append(f"| `{name}` | {kind.host} | {kind.effect} | {kind.read} | {kind.key} |")
+    return "\n".join(rows)
+
+
 # --- from bench/results ------------------------------------------------------------------
 
 
@@ -366,6 +379,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "harness_retries_default": harness_retries_default,
     "ci_shards": ci_shards,
     "negative_controls": negative_controls,
+    "personalities": personalities,
     "what_n8n_does": what_n8n_does,
     "matrix_by_version": matrix_by_version,
     "desk_overhead_cold_s": desk_overhead_cold_s,

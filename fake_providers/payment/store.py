@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..personalities.base import deep_merge
 from .kinds import Outcome
 
 Row = dict[str, Any]
@@ -269,12 +270,19 @@ class LedgerStore:
         response: StoredResponse | None,
         now: float,
         objects: Sequence[ObjectRow] = (),
+        upsert: bool = False,
     ) -> bool:
         """Commit the effect (if any) and store the response for replay, in one transaction.
 
-        Returns False, changing nothing, when a reset wiped the attempt while it was held.
+        `upsert`: an object already stored is merged into; when every one was, nothing
+        commits (the service's upsert: the same identity is one effect). Returns False,
+        changing nothing, when a reset wiped the attempt while it was held.
         """
         with self._transaction() as db:
+            if upsert:
+                objects, existed = self._merged(db, objects)
+                if existed:
+                    commit, outcome = None, Outcome.PROCESSED
             still_ours = db.execute(
                 "UPDATE attempts SET outcome = ?, effect_id = ? WHERE id = ? AND outcome = ?",
                 (outcome, effect_id, attempt_id, Outcome.IN_FLIGHT),
@@ -408,6 +416,36 @@ class LedgerStore:
         return self._select("charges", "created_at", reference=reference, idempotency_key=key)[
             :limit
         ]
+
+    @staticmethod
+    def _merged(
+        db: sqlite3.Connection, objects: Sequence[ObjectRow]
+    ) -> tuple[list[ObjectRow], bool]:
+        """The objects laid over those already stored; whether every one was stored."""
+        merged, existed = [], bool(objects)
+        for obj in objects:
+            row = db.execute(
+                "SELECT document FROM objects WHERE host = ? AND kind = ? AND id = ?",
+                (obj.host, obj.kind, obj.id),
+            ).fetchone()
+            if row is None:
+                merged.append(obj)
+                existed = False
+                continue
+            document = deep_merge(json.loads(row[0]), obj.document)
+            merged.append(ObjectRow(obj.host, obj.kind, obj.id, document, obj.created_at))
+        return merged, existed
+
+    def has_objects(self, objects: Sequence[ObjectRow]) -> bool:
+        """Is any of these objects (host, kind, id) stored already?"""
+        return any(
+            self._db.execute(
+                "SELECT 1 FROM objects WHERE host = ? AND kind = ? AND id = ?",
+                (obj.host, obj.kind, obj.id),
+            ).fetchone()
+            is not None
+            for obj in objects
+        )
 
     def charge(self, charge_id: str) -> Row | None:
         rows = self._select("charges", "created_at", id=charge_id)

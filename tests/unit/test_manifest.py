@@ -421,6 +421,7 @@ CORRECT_BUNDLED = {
     "payment_error_handled",
     "payment_idempotent",
     "payment_naive",
+    "sendgrid_contact_upsert",
     "smtp_receipt_dedup",
     "stripe_approval",
     "stripe_idempotent",
@@ -441,13 +442,19 @@ NEGATIVE_CONTROLS = {
     "broken_unknown_as_failure",
     "broken_wrong_reference",
     "crm_search_then_create",
+    "notion_query_then_create",
+    "sheets_lookup_then_append",
     "stripe_approval_naive",
     "stripe_naive",
     "subflow_checkout_naive",
+    "supabase_status_gate_late",
 }
 # Written as n8n's editor exports them for production: literal hosts, their own credentials.
 AS_EXPORTED = {
     "crm_search_then_create",
+    "notion_query_then_create",
+    "sendgrid_contact_upsert",
+    "sheets_lookup_then_append",
     "smtp_receipt_dedup",
     "stripe_approval",
     "stripe_approval_naive",
@@ -455,9 +462,10 @@ AS_EXPORTED = {
     "stripe_naive",
     "subflow_checkout_idempotent",
     "subflow_checkout_naive",
+    "supabase_status_gate_late",
 }
-# Guarded by the provider's idempotency key alone (no ledger of their own).
-KEY_ONLY = {"stripe_approval"}
+# Guarded by the provider alone (no ledger of their own): its idempotency key, its upsert.
+KEY_ONLY = {"stripe_approval", "sendgrid_contact_upsert"}
 
 
 def test_bundled_workflows_load() -> None:

@@ -32,8 +32,9 @@ from ..kinds import Outcome
 from ..pipeline import EffectPipeline, EffectResult, json_response
 from ..problems import ProblemError
 from ..runtime import ProviderRuntime
-from ..store import AttemptStart, ObjectRow, StoredResponse
-from .inbound import UnreadableBody, UpstreamRequest, read_upstream_request, reference_of
+from ..store import ObjectRow, StoredResponse
+from .explain import attempt_start
+from .inbound import UnreadableBody, UpstreamRequest, read_upstream_request
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([\w.\-]+)\s*\}\}")
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -64,12 +65,8 @@ class RecordFake:
         key = None
         if upstream.idempotency_header:
             key = inbound.headers.get(upstream.idempotency_header.lower()) or None
-        start = AttemptStart(
-            upstream.effect_kind("record"),
-            key,
-            reference_of(upstream.reference, inbound),
-            inbound.fingerprint(),
-            received_at,
+        start = attempt_start(
+            upstream.effect_kind("record"), key, upstream.reference, inbound, received_at
         )
 
         def effect_result(now: float) -> EffectResult:

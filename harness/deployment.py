@@ -96,17 +96,8 @@ def deploy_under_test(stack: Stack, wut: WorkflowUnderTest) -> Deployment:
 
 def fill_context(stack: Stack) -> FillContext:
     """This run's addresses for credential data: the SMTP sink behind the stack's "smtp"
-    link, the stack's Redis, an OAuth2 token endpoint on the provider; a fresh secret."""
-    provider = stack.provider
-    return FillContext(
-        smtp_port=stack.listen_ports.get("smtp"),
-        redis_port=stack.redis.port,
-        token_url=(
-            f"http://{provider.address}/oauth2/token"
-            if provider is not None
-            else FillContext().token_url
-        ),
-    )
+    link, the stack's Redis; a fresh secret (the generic OAuth2 token URL is a token fake's)."""
+    return FillContext(smtp_port=stack.listen_ports.get("smtp"), redis_port=stack.redis.port)
 
 
 def _binder(

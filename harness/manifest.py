@@ -235,6 +235,14 @@ class WorkflowUnderTest:
         plans that call it (``wait_resume``) can see the workflow's effect."""
         return bool(wj.resume_wait_nodes(self.workflow))
 
+    @property
+    def sends_idempotency_key(self) -> bool:
+        """Its effect requests carry an idempotency key (an ``Idempotency-Key`` header, or a
+        record upstream's ``idempotency_header``): the service answers a request that meets
+        the first with that key still in progress "in flight"."""
+        headers = [s.idempotency_header for s in self.upstreams.values() if s.idempotency_header]
+        return wj.sends_idempotency_key(self.workflow, headers)
+
     def upstream_configs(self) -> list[Upstream]:
         """The manifest's upstreams as ``fake_providers.upstreams.Upstream`` objects, plus
         the token fake of each OAuth2 credential the workflow references (unless mapped)."""

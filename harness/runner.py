@@ -421,8 +421,12 @@ def _finish(
         history=run.history.to_json(),
         journal=run.journal.to_json(),
         intercepted=[asdict(e) for e in intercepted],
+        # The case's reference, and every other attempt of its window (a stray commit's,
+        # with where its reference was read and what was there).
         provider_attempts=[
-            a.__dict__ | {"outcome": str(a.outcome)} for a in control.attempts(reference=run.key)
+            a.__dict__ | {"outcome": str(a.outcome)}
+            for a in control.attempts()
+            if a.reference == run.key or a.received_at >= run.started_at
         ],
         executions=run.all_executions(),
     )

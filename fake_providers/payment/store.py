@@ -57,6 +57,10 @@ class AttemptStart:
     reference: str
     fingerprint: str
     received_at: float
+    # What the evidence shows of the request (``fakes.explain``): a masked body preview, and
+    # where the reference was read (and what was there when it is empty).
+    preview: str = ""
+    reference_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,7 @@ class LedgerStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(resources.files(__package__).joinpath("schema.sql").read_text())
+        self._add_columns()
         self._recover(now)
 
     def close(self) -> None:
@@ -119,6 +124,13 @@ class LedgerStore:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+
+    def _add_columns(self) -> None:
+        """Columns added since a store's file may have been made (a provider restarted on it)."""
+        have = {row["name"] for row in self._db.execute("PRAGMA table_info(attempts)")}
+        for column in ("preview", "reference_note"):
+            if column not in have:
+                self._db.execute(f"ALTER TABLE attempts ADD COLUMN {column} TEXT")
 
     def _recover(self, now: float) -> None:
         """Attempts and claims left over by a previous process that died mid-request."""
@@ -179,8 +191,8 @@ class LedgerStore:
             attempt_id = _lastrowid(
                 db.execute(
                     "INSERT INTO attempts (effect, subject, idempotency_key, reference,"
-                    " fingerprint, attempt_no, outcome, received_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    " fingerprint, attempt_no, outcome, received_at, preview, reference_note)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         start.effect,
                         subject,
@@ -190,6 +202,8 @@ class LedgerStore:
                         attempt_no,
                         Outcome.IN_FLIGHT,
                         start.received_at,
+                        start.preview or None,
+                        start.reference_note or None,
                     ),
                 )
             )

@@ -437,6 +437,7 @@ NEGATIVE_CONTROLS = {
     "broken_key_from_execution",
     "broken_never_charges",
     "broken_no_idempotency_key",
+    "broken_provider_409_as_failure",
     "broken_read_then_insert",
     "broken_resend_on_unknown",
     "broken_unknown_as_failure",

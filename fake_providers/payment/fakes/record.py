@@ -40,9 +40,10 @@ from ..kinds import Outcome
 from ..pipeline import EffectPipeline, EffectResult, json_response
 from ..problems import ProblemError
 from ..runtime import ProviderRuntime
-from ..store import AttemptStart, ObjectRow, StoredResponse
+from ..store import ObjectRow, StoredResponse
 from .collections import DELETED, Target, find, id_maker, live, storage_id, stored, target_of
-from .inbound import UnreadableBody, UpstreamRequest, read_upstream_request, reference_of
+from .explain import attempt_start
+from .inbound import UnreadableBody, UpstreamRequest, read_upstream_request
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([\w.\-]+)\s*\}\}")
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -88,12 +89,8 @@ class RecordFake:
         key = None
         if upstream.idempotency_header:
             key = inbound.headers.get(upstream.idempotency_header.lower()) or None
-        start = AttemptStart(
-            upstream.effect_kind("record"),
-            key,
-            reference_of(upstream.reference, inbound),
-            inbound.fingerprint(),
-            received_at,
+        start = attempt_start(
+            upstream.effect_kind("record"), key, upstream.reference, inbound, received_at
         )
 
         def effect_result(now: float) -> EffectResult:
@@ -176,12 +173,8 @@ class RecordFake:
 
             default = False  # a change to records already there is not a new effect
         observed = upstream.is_effect_route(inbound.method, inbound.path)
-        start = AttemptStart(
-            upstream.effect_kind("record"),
-            None,
-            reference_of(upstream.reference, inbound),
-            inbound.fingerprint(),
-            received_at,
+        start = attempt_start(
+            upstream.effect_kind("record"), None, upstream.reference, inbound, received_at
         )
 
         def effect_result(now: float) -> EffectResult:

@@ -193,6 +193,8 @@ class WorkflowUnderTest:
     reconciler: Companion | None = None
     error_workflow: ErrorWorkflowSpec | None = None
     negative_control: NegativeControl | None = None
+    # Opt-in faults (``Fault.opt_in``) this workflow runs too (manifest production_faults).
+    production_faults: tuple[str, ...] = ()
     directory: Path | None = None
     headers_template: dict[str, str] = field(default_factory=dict, hash=False)
     query_template: dict[str, Any] = field(default_factory=dict, hash=False)
@@ -382,6 +384,7 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
         reconciler=reconciler,
         error_workflow=error_workflow,
         negative_control=negative_control,
+        production_faults=tuple(m.production_faults),
         directory=directory,
         headers_template=dict(m.trigger.headers),
         query_template=dict(m.trigger.query),

@@ -145,6 +145,15 @@ OPTIONS: tuple[Option, ...] = (
         kind="flag",
     ),
     Option(
+        "n8n_timings",
+        "--n8n-timings",
+        "n8n's lock, renew and stall settings: fast (lock 5 s, renew 2 s, stall check 5 s) or "
+        "default (n8n's shipped 60 s, 10 s, 30 s); a finding about stalls holds under the one "
+        "it ran with.",
+        default="fast",
+        metavar="fast|default",
+    ),
+    Option(
         "ready_timeout",
         "--n8n-ready-timeout",
         "Seconds each part may take to become ready.",

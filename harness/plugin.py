@@ -216,6 +216,7 @@ def _environment(config: pytest.Config) -> dict[str, object]:
         "backend": "n8n queue mode: PostgreSQL 17, Redis, Toxiproxy, fake payment provider",
         "n8n.workers": opt("--n8n-workers") or defaults.workers,
         "n8n.webhook_processor": bool(opt("--n8n-webhook-processor")),
+        "n8n.timings": opt("--n8n-timings") or defaults.n8n_timings,
         "toxiproxy.seed": defaults.toxiproxy_seed,
         "stacks": opt("numprocesses", default=None) or 1,
         "shard": opt("--shard", default=None),
@@ -306,6 +307,7 @@ def n8n_chaos_config(
         run_dir=_worker_run_dir(pytestconfig),
         webhook_processor=bool(opt("--n8n-webhook-processor")),
         n8n_version=opt("--n8n-version") or defaults.n8n_version,
+        n8n_timings=opt("--n8n-timings") or defaults.n8n_timings,
         upstreams=n8n_chaos_upstreams,
         ready_timeout_s=(
             opt("--n8n-ready-timeout")

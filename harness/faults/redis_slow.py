@@ -15,7 +15,7 @@ from harness.faults.toxic_link import ToxicLink, slow, timing_ms
 @dataclass
 class LockSlowLink(ToxicLink):
     def inject(self, ctx: FaultContext) -> None:
-        lock_ms = timing_ms(ctx, "QUEUE_WORKER_LOCK_DURATION")
+        lock_ms = timing_ms(ctx.stack.config, "QUEUE_WORKER_LOCK_DURATION")
         self.toxic = slow(lock_ms, ("upstream",))
         super().inject(ctx)
 

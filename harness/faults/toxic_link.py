@@ -31,16 +31,18 @@ network namespace: the proof is then Toxiproxy's listing alone, and it says so.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from harness.errors import ConfigError
 from harness.faults.base import FaultContext, NoAction
 from harness.faults.link_outage import REDIS_RECONNECTION, await_reconnection
 from harness.stack.n8n import TIMING_PROFILES
 from harness.stack.toxiproxy import Proxy, Stream
+
+if TYPE_CHECKING:
+    from harness.stack.stack import StackConfig
 
 BOTH: tuple[Stream, ...] = ("upstream", "downstream")
 WHO = ("main", "webhook", "workers", "target")
@@ -86,17 +88,16 @@ def check_hold(hold_s: float | None) -> float | None:
     return hold_s
 
 
-def timing_ms(ctx: FaultContext, variable: str) -> int:
-    """One of n8n's timing settings as the stack runs it (profile, then n8n_env)."""
-    config = ctx.stack.config
+def timing_ms(config: StackConfig, variable: str) -> int:
+    """One of n8n's timing settings as a stack runs it (its profile, then its n8n_env)."""
     env = {**TIMING_PROFILES[config.n8n_timings], **config.n8n_env}
     return int(env[variable])
 
 
-def stall_detection_s(ctx: FaultContext) -> float:
+def stall_detection_s(config: StackConfig) -> float:
     """How long n8n takes to call a job stalled: the lock runs out, then a stall check."""
-    lock = timing_ms(ctx, "QUEUE_WORKER_LOCK_DURATION")
-    return (lock + timing_ms(ctx, "QUEUE_WORKER_STALLED_INTERVAL")) / 1000 + 2.0
+    lock = timing_ms(config, "QUEUE_WORKER_LOCK_DURATION")
+    return (lock + timing_ms(config, "QUEUE_WORKER_STALLED_INTERVAL")) / 1000 + 2.0
 
 
 def resolve(ctx: FaultContext, name: str) -> list[Proxy]:
@@ -151,7 +152,6 @@ class ToxicLink(NoAction):
     needs_window: ClassVar[frozenset[str]] = frozenset({"response_held"})
     # Run only by the workflows whose manifest names the fault (production_faults).
     opt_in: ClassVar[bool] = True
-    hold_for: Callable[[FaultContext], float] | None = None  # a default other than stall time
     _added: list[tuple[Proxy, str]] = field(default_factory=list)
     _facts: list[str] = field(default_factory=list)
     _held_at_inject: int = 0
@@ -182,7 +182,7 @@ class ToxicLink(NoAction):
         self._held_at_inject = self._sockets(ctx, proxies)
         if listed:
             self._facts.append(f"Toxiproxy listed {', '.join(listed)}")
-        self.duration_s = self.hold_s or (self.hold_for or stall_detection_s)(ctx)
+        self.duration_s = self.hold_s or stall_detection_s(ctx.stack.config)
         ctx.journal.record(
             "fault.inject",
             self.name,

@@ -105,8 +105,8 @@ def test_a_hold_shorter_than_a_second_is_refused() -> None:
 
 
 def test_the_default_hold_spans_the_stack_s_stall_detection() -> None:
-    assert stall_detection_s(context(1)[0]) == 12.0  # lock 5 s + stall check 5 s + 2 s
-    assert stall_detection_s(context(1, "default")[0]) == 92.0  # n8n's 60 s + 30 s + 2 s
+    assert stall_detection_s(StackConfig()) == 12.0  # lock 5 s + stall check 5 s + 2 s
+    assert stall_detection_s(StackConfig(n8n_timings="default")) == 92.0  # 60 s + 30 s + 2 s
 
 
 def test_established_counts_client_sockets_to_a_port(

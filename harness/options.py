@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import click
     import pytest
 
-Command = Literal["install", "up", "run", "list"]
+Command = Literal["install", "up", "run", "list", "findings"]
 # value: one value; flag: on when given; multiple: repeatable, a list of values.
 Kind = Literal["value", "flag", "multiple"]
 # dir / file: a path (click checks what it names; pytest hands on the string).
@@ -150,6 +150,7 @@ OPTIONS: tuple[Option, ...] = (
         "n8n's lock, renew and stall settings: fast (lock 5 s, renew 2 s, stall check 5 s) or "
         "default (n8n's shipped 60 s, 10 s, 30 s); a finding about stalls holds under the one "
         "it ran with.",
+        commands=frozenset({"up", "run", "findings"}),
         default="fast",
         metavar="fast|default",
     ),

@@ -31,6 +31,7 @@ network namespace: the proof is then Toxiproxy's listing alone, and it says so.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -39,7 +40,7 @@ from harness.errors import ConfigError
 from harness.faults.base import FaultContext, NoAction
 from harness.faults.link_outage import REDIS_RECONNECTION, await_reconnection
 from harness.stack.n8n import TIMING_PROFILES
-from harness.stack.toxiproxy import Proxy, Stream
+from harness.stack.toxiproxy import Proxy, Stream, ToxiproxyNotFound
 
 if TYPE_CHECKING:
     from harness.stack.stack import StackConfig
@@ -205,7 +206,8 @@ class ToxicLink(NoAction):
                 else "sockets not visible from the host (compose backend)"
             )
             for proxy, name in self._added:
-                proxy.remove_toxic(name)  # a timeout toxic closes what it held
+                with suppress(ToxiproxyNotFound):  # gone already (a reset between cases)
+                    proxy.remove_toxic(name)  # a timeout toxic closes what it held
             self._added.clear()
         revived = ctx.stack.revive()
         if self._log_marks:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 TOXIC = "probe_redis_silent"
 SETTLE_S = 120.0  # after the heal: the row finishes (a stall sweep, n8n's recheck)
-SENDER_S = 60.0
+SENDER_S = 150.0  # the probe sender's own timeout: how long the caller waits is measured
 AFTER_S = 60.0  # the delivery after the heal is answered
 HEALTH_TIMEOUT_S = 2.0
 SETTLE_WAIT = "the row to finish after the heal"
@@ -192,6 +192,7 @@ class RedisSilent(ProbeBase):
             f"{' -> '.join(path) or '(no status seen)'} ({facts['status_at_heal']} at the heal); "
             f"{commits} commit(s), {facts['worker_starts']} worker start(s); the sender "
             f"{sender} after {waited} s"
+            + (f" ({sent['error']})" if sent.get("error") else "")
             + (" during the silence" if facts["sender_answered_during_silence"] else "")
             + f"; {facts['health_samples']} health sample(s), "
             + (f"red: {', '.join(red[:3])}" if red else "every one 200")

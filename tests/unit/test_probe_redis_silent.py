@@ -65,3 +65,13 @@ def test_no_toxic_listed_is_undetermined() -> None:
     evidence = _evidence(["running", "success"], 1, 200)
     evidence["observed"]["toxics_listed"] = []
     assert PROBE.judge(evidence).answer == UNDETERMINED
+
+
+def test_the_recorded_evidence_gives_the_recorded_answer() -> None:
+    answer, result = pe.rejudged("redis_silent", "2.40.7")
+    assert answer.answer == result["answer"]
+    assert answer.answer == (
+        "work after the heal ran; row ends success; charge ran once; sender got no answer; "
+        "health checks stayed green"
+    )
+    assert answer.facts["timings"] == "fast" and answer.facts["hold_s"] == 12.0

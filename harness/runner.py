@@ -296,7 +296,7 @@ def collect(
     intercepted: Sequence[JournalEntry] = (),
 ) -> Evidence:
     wut = run.workflow
-    rows = run.executions()
+    rows = run.all_executions()
     control = run.stack.require_provider().control
     effect = wut.effect_kind  # "" for a workflow judged through its upstreams' fakes
     in_window = [c for c in control.commits() if c.committed_at >= run.started_at]
@@ -367,7 +367,8 @@ def _node_failures(run: CaseRun, rows: list[dict[str, Any]]) -> list[str]:
             with suppress(HarnessError, httpx.HTTPError):
                 failure = api.node_failure(row["id"])
                 if failure is not None:
-                    lines.append(f"execution {row['id']}: {failure.line()}")
+                    called = f" (workflow {row['workflow']!r})" if row.get("workflow") else ""
+                    lines.append(f"execution {row['id']}{called}: {failure.line()}")
     return lines
 
 
@@ -423,5 +424,5 @@ def _finish(
         provider_attempts=[
             a.__dict__ | {"outcome": str(a.outcome)} for a in control.attempts(reference=run.key)
         ],
-        executions=run.executions(),
+        executions=run.all_executions(),
     )

@@ -144,6 +144,8 @@ def _executions(doc: Mapping[str, Any], zero: float) -> Iterable[TimelineEvent]:
         if row.get("started_at") is None:
             continue
         label = f"execution {row.get('id')} ({row.get('mode')})"
+        if row.get("workflow"):
+            label += f" of {row['workflow']!r}"
         if row.get("retry_of"):
             label += f" retry of {row['retry_of']}"
         yield _span(row, ("started_at", "stopped_at"), zero, "n8n", label, "status")

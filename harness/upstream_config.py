@@ -88,9 +88,12 @@ def upstream_warnings(
     manifest_path: Path,
     upstreams: dict[str, UpstreamSpec],
     workflows: list[tuple[Path, dict[str, Any]]],
+    deployment: wh.Deployment | None = None,
 ) -> list[str]:
-    """Mapped hosts no node calls, effect routes no node reaches, called hosts no fake answers."""
-    calls = [call for _, workflow in workflows for call in wh.calls(workflow)]
+    """Mapped hosts no node calls, effect routes no node reaches, called hosts no fake answers
+    (hosts reached through ``$env`` / ``$vars`` included), URLs from values nobody sets."""
+    deployment = deployment or wh.Deployment()
+    calls = [call for _, workflow in workflows for call in wh.calls(workflow, deployment)]
     # A token host is called by n8n itself when it refreshes a credential's token.
     called = {call.host for call in calls}.union(*(token_hosts(w) for _, w in workflows))
     unread = [name for _, workflow in workflows for name in wh.unread_nodes(workflow)]
@@ -110,6 +113,14 @@ def upstream_warnings(
                     f"{text!r}; the cases would count no commit there, so fix the route to "
                     "the method and path the node calls"
                 )
+    for file, workflow in workflows:
+        for node, kind, name in wh.unset_references(workflow, deployment):
+            field_name = "env" if kind == "env" else "variables"
+            found.append(
+                f"{file}: node {node!r} calls a URL from ${kind}.{name}, which the manifest's "
+                f"field {field_name!r} does not set: n8n has no value for it; add "
+                f'"{name}": "https://<the host>" there and map that host in \'upstreams\''
+            )
     for call in calls:
         if call.host not in upstreams:
             found.append(

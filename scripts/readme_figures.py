@@ -216,14 +216,21 @@ def negative_controls() -> str:
         "| control | its bug | caught by | verdict |",
         "|---|---|---|---|",
     ]
-    for manifest in sorted((ROOT / "workflows_under_test").glob("*/manifest.json")):
-        control = json.loads(manifest.read_text()).get("negative_control")
+    bundled = ROOT / "workflows_under_test"
+    found = [
+        (manifest.parent.name, json.loads(manifest.read_text()).get("negative_control"))
+        for manifest in bundled.glob("*/manifest.json")
+    ]
+    for project in bundled.glob("*/n8n-chaos-project.json"):  # a folder of n8n exports
+        doc = json.loads(project.read_text())
+        found += [(name, entry.get("negative_control")) for name, entry in doc["workflows"].items()]
+    for name, control in sorted(found):
         if not control:
             continue
         caught: dict[str, str] = control["caught_by"]
         scenarios = ", ".join(f"`{s}`" for s in caught)
         verdicts = ", ".join(sorted(set(caught.values())))
-        rows.append(f"| `{manifest.parent.name}` | {control['bug']} | {scenarios} | {verdicts} |")
+        rows.append(f"| `{name}` | {control['bug']} | {scenarios} | {verdicts} |")
     return "\n".join(rows)
 
 

@@ -157,3 +157,19 @@ def test_render_gives_one_line_per_event() -> None:
     assert len(lines) == len(events(evidence_doc()))
     assert lines[0].startswith("   +0.000 s  phase")
     assert any("d1 #2: HTTP 200  [ok]  (0.50 s" in line for line in lines)
+
+
+def test_a_sub_workflows_execution_names_its_workflow() -> None:
+    doc = evidence_doc()
+    doc["executions"].append(
+        {
+            "id": "8",
+            "status": "error",
+            "mode": "integrated",
+            "started_at": T0 + 0.6,
+            "stopped_at": T0 + 1.2,
+            "workflow": "Charge customer",
+        }
+    )
+    labels = [e.label for e in events(doc) if e.lane == "n8n"]
+    assert labels == ["execution 7 (webhook)", "execution 8 (integrated) of 'Charge customer'"]

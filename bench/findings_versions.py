@@ -44,7 +44,8 @@ def answer_table(found: dict[str, Findings]) -> list[str]:
     probes = dict.fromkeys(name for f in found.values() for name in f.probes)
     lines = ["probe | " + " | ".join(versions)]
     for probe in probes:
-        answers = [found[v].answer(probe, v) or "-" for v in versions]
+        # findings-<version>-default-timings: that version under `--n8n-timings default`
+        answers = [found[v].answer(probe, v.partition("-")[0]) or "-" for v in versions]
         differs = len({a for a in answers if a != "-"}) > 1
         lines.append(f"{'*' if differs else ' '} {probe} | " + " | ".join(answers))
     skipped = [

@@ -53,6 +53,8 @@ class Scenario:
     # The plan calls the resume URL of an execution parked at a Wait node: the only plans a
     # workflow that parks runs (under any other its effect never comes).
     resumes_waits: bool = False
+    # The fault is opt-in: only workflows whose manifest names it (production_faults) run it.
+    opt_in: bool = False
 
     @property
     def id(self) -> str:
@@ -168,6 +170,7 @@ def scenarios() -> list[Scenario]:
                 is_control=baseline and "quiet" in fault.offers,
                 baseline=baseline,
                 resumes_waits="resumes_waits" in plan.offers,
+                opt_in=fault.opt_in,
             )
         )
     # The control case first, then the plain sender's cases, then by plan, fault, crash point.
@@ -229,13 +232,17 @@ def matrix(
     cases = []
     for workflow in workflows:
         _check_negative_control(workflow, by_id)
+        _check_production_faults(workflow, by_id)
         offered = capabilities(workflow, workers)
         parks = workflow.parks_for_resume  # read from the workflow JSON once, not per scenario
+        control, opted_in = workflow.negative_control, set(workflow.production_faults)
         for scenario in known:
             expected = expected_for(workflow, scenario)
             if expected is None or not scenario.needs <= offered:
                 continue
             if scenario.resumes_waits != parks:
+                continue
+            if scenario.opt_in and control is None and scenario.fault not in opted_in:
                 continue
             runs = repeat or scenario.repeat
             cases += [
@@ -243,6 +250,17 @@ def matrix(
                 for run_no in range(1, runs + 1)
             ]
     return cases
+
+
+def _check_production_faults(workflow: WorkflowUnderTest, by_id: dict[str, Scenario]) -> None:
+    opt_in = sorted({s.fault for s in by_id.values() if s.opt_in})
+    for fault in workflow.production_faults:
+        if fault not in opt_in:
+            raise ConfigError(
+                f"{workflow.directory or workflow.name}/manifest.json: field "
+                f"'production_faults': {fault!r} is not an opt-in fault; name one of "
+                f"{', '.join(opt_in)}"
+            )
 
 
 def _check_negative_control(workflow: WorkflowUnderTest, by_id: dict[str, Scenario]) -> None:

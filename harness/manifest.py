@@ -201,6 +201,8 @@ class WorkflowUnderTest:
     reconciler: Companion | None = None
     error_workflow: ErrorWorkflowSpec | None = None
     negative_control: NegativeControl | None = None
+    # Opt-in faults (``Fault.opt_in``) this workflow runs too (manifest production_faults).
+    production_faults: tuple[str, ...] = ()
     directory: Path | None = None
     headers_template: dict[str, str] = field(default_factory=dict, hash=False)
     query_template: dict[str, Any] = field(default_factory=dict, hash=False)
@@ -477,6 +479,7 @@ def _load(m: mm.Manifest, files: _Files) -> WorkflowUnderTest:
         reconciler=reconciler,
         error_workflow=error_workflow,
         negative_control=negative_control,
+        production_faults=tuple(m.production_faults),
         directory=directory,
         headers_template=dict(m.trigger.headers),
         query_template=dict(m.trigger.query),

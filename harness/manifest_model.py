@@ -410,6 +410,12 @@ class Manifest(_Model):
     reconciler: Reconciler | None = None
     error_workflow: ErrorWorkflow | None = None
     negative_control: NegativeControl | None = None
+    production_faults: list[NonEmpty] = Field(
+        default_factory=list,
+        description="opt-in faults (silent, slow or one-way links: `n8n-chaos list --faults`) "
+        "this workflow also runs; each costs its hold time, so name them where they decide "
+        "something",
+    )
     upstreams: Upstreams = Field(
         default_factory=dict,
         description="host the workflow calls -> the fake that answers it: 'stripe', 'record', "

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import click
     import pytest
 
-Command = Literal["install", "up", "run", "list"]
+Command = Literal["install", "up", "run", "list", "findings"]
 # value: one value; flag: on when given; multiple: repeatable, a list of values.
 Kind = Literal["value", "flag", "multiple"]
 # dir / file: a path (click checks what it names; pytest hands on the string).
@@ -143,6 +143,16 @@ OPTIONS: tuple[Option, ...] = (
         "Also run `n8n webhook`; production webhooks then go to it.",
         cli_flag="--webhook-processor",
         kind="flag",
+    ),
+    Option(
+        "n8n_timings",
+        "--n8n-timings",
+        "n8n's lock, renew and stall settings: fast (lock 5 s, renew 2 s, stall check 5 s) or "
+        "default (n8n's shipped 60 s, 10 s, 30 s); a finding about stalls holds under the one "
+        "it ran with.",
+        commands=frozenset({"up", "run", "findings"}),
+        default="fast",
+        metavar="fast|default",
     ),
     Option(
         "ready_timeout",

@@ -263,8 +263,11 @@ def what_n8n_does() -> str:
         for name, probe in sorted(doc["probes"].items()):
             for version, result in sorted(probe["results"].items()):
                 why = str(result.get("why", "")).replace("|", "/")
+                # findings-<version>-default-timings: run with `--n8n-timings default`
+                suffix = path.parent.name.removeprefix(f"findings-{version}").strip("-")
+                shown = f"{version} ({suffix.replace('-', ' ')})" if suffix else version
                 rows.append(
-                    f"| {probe['question']} | {version} | [{result['answer']}]({link}#{name}) "
+                    f"| {probe['question']} | {shown} | [{result['answer']}]({link}#{name}) "
                     f"| {why} |"
                 )
     return "\n".join(rows)

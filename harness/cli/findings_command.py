@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from harness.cli.common import console, fail
 from harness.errors import HarnessError
+from harness.options import click_options
 from harness.stack.install import DEFAULT_N8N_VERSION
 
 
@@ -53,6 +54,7 @@ from harness.stack.install import DEFAULT_N8N_VERSION
     "for `n8n-chaos report --results DIR`.",
 )
 @click.option("--list", "list_only", is_flag=True, help="List the probes and their questions.")
+@click_options("findings")
 def findings(
     versions: tuple[str, ...],
     probe_names: tuple[str, ...],
@@ -61,6 +63,7 @@ def findings(
     workers: int,
     alluredir: Path | None,
     list_only: bool,
+    n8n_timings: str,
 ) -> None:
     """Ask n8n itself what it does under faults, per version, with evidence.
 
@@ -70,14 +73,17 @@ def findings(
       n8n-chaos findings --probe false_stall --out f1      one probe
       n8n-chaos findings --probe NEW --out F --merge       add a probe's answer to F
       n8n-chaos findings --n8n-version 2.33.7 --n8n-version 2.40.7
+      n8n-chaos findings --probe redis_silent --n8n-timings default   n8n's own lock/stall values
       n8n-chaos diff findings-2.33.7 findings-2.40.7       what changed
     Exit codes: 0 every probe answered; 2 a probe UNDETERMINED or a version not run.
     """
     from harness.findings.base import get_probe, known_probes
     from harness.findings.report import FINDINGS_JSON, load, merged, write
     from harness.findings.session import run_findings
+    from harness.stack.n8n import check_timings
 
     try:
+        check_timings(n8n_timings)
         names = list(probe_names) or known_probes()
         probes = [get_probe(name) for name in names]
         if list_only:
@@ -90,6 +96,7 @@ def findings(
             (out / "runs").resolve(),
             lambda m: console.print(escape(m)),
             workers=workers,
+            timings=n8n_timings,
         )
         if merge and (out / FINDINGS_JSON).exists():
             result = merged(load(out), result)

@@ -25,8 +25,23 @@ from harness.stack.run import default_runs_root
     is_flag=True,
     help="List the verdicts instead (code, violation or not, meaning; by precedence).",
 )
-def list_cases(workflows_dir: Path | None, verdicts: bool, keyword: str | None) -> None:
+@click.option(
+    "--faults",
+    is_flag=True,
+    help="List the faults instead (name, whether every workflow runs it or only those whose "
+    "manifest names it in production_faults, its file).",
+)
+def list_cases(
+    workflows_dir: Path | None, verdicts: bool, faults: bool, keyword: str | None
+) -> None:
     """List the cases of the crash matrix with their expected verdicts (starts nothing)."""
+    if faults:
+        from harness.faults import FAULTS
+
+        for name in FAULTS.names():
+            runs = "opt-in" if FAULTS.create(name).opt_in else "matrix"
+            click.echo(f"{name:24} {runs:7} {Path(FAULTS.origin(name)).name}")
+        return
     if verdicts:
         from harness.verdicts import print_vocabulary
 

@@ -79,8 +79,10 @@ def _check_inputs(values: dict[str, Any]) -> list[str]:
     from harness.cases import matrix
     from harness.manifest import discover
     from harness.sharding import parse_shard
+    from harness.stack.n8n import check_timings
 
     try:
+        check_timings(values["n8n_timings"])
         if values["shard"] is not None:
             parse_shard(values["shard"])
         bundled = Path(str(importlib.resources.files("workflows_under_test")))

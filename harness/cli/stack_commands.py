@@ -94,6 +94,7 @@ def up(
     n8n_version: str,
     workers: int,
     webhook_processor: bool,
+    n8n_timings: str,
     ready_timeout: float,
     fresh_db: bool,
     backend: Literal["native", "compose"],
@@ -116,6 +117,7 @@ def up(
             workers=workers,
             webhook_processor=webhook_processor,
             n8n_version=n8n_version,
+            n8n_timings=n8n_timings,
             upstreams=pairs(upstreams, "--upstream"),
             n8n_env=pairs(n8n_env, "--n8n-env"),
             main_port=main_port,
@@ -125,6 +127,7 @@ def up(
             backend=backend,
             n8n_image=n8n_image,
         )
+        config.validate()  # bad input: one line before anything is installed or started
         inst = installer(n8n_version).install()
         with console.status("starting the stack") as status:
             stack = Stack.start(

@@ -60,6 +60,7 @@ class Fault(Protocol):
     may_lose_answer: ClassVar[bool]
     effect_possible: ClassVar[bool]
     retry_needs_heal: ClassVar[bool]
+    opt_in: ClassVar[bool]
 
     def prepare(self, ctx: FaultContext) -> None: ...
 
@@ -90,6 +91,9 @@ class NoAction:
     effect_possible: ClassVar[bool] = True  # False: the scenario makes the effect impossible
     # False: the sender may retry while the heal runs (another worker serves the retry).
     retry_needs_heal: ClassVar[bool] = True
+    # True: only the workflows whose manifest lists the fault (``production_faults``) run it;
+    # a costly fault joins the matrix where it decides something, not everywhere.
+    opt_in: ClassVar[bool] = False
 
     def prepare(self, ctx: FaultContext) -> None:
         del ctx

@@ -74,22 +74,27 @@ class LinkOutage(NoAction):
         self._disabled.clear()
         revived = ctx.stack.revive()
         if self.reconnection is not None and self._log_marks:
-            self._await_reconnection(ctx, self.reconnection)
+            marks, self._log_marks = self._log_marks, {}
+            await_reconnection(ctx, marks, self.reconnection)
         ctx.journal.record("fault.heal", self.name, restarted=revived)
 
-    def _await_reconnection(self, ctx: FaultContext, signal: Reconnection) -> None:
-        marks, self._log_marks = self._log_marks, {}
 
-        def reconnected(proc: N8nProcess) -> bool:
-            since = proc.process.log_since(marks.get(proc.name, 0))
-            lost = since.rfind(signal.lost)
-            return lost < 0 or since.find(signal.recovered, lost) >= 0
+def await_reconnection(ctx: FaultContext, marks: dict[str, int], signal: Reconnection) -> None:
+    """Return once every n8n process named in ``marks`` (log sizes) that logged the link
+    lost since its mark logged it recovered; a deadline that expires raises."""
 
-        for proc in ctx.stack.n8n_processes:
-            wait_ready(
-                Readiness(f"{proc.name} to reconnect", partial(reconnected, proc), proc.process),
-                RECONNECT_DEADLINE_S,
-            )
+    def reconnected(proc: N8nProcess) -> bool:
+        since = proc.process.log_since(marks.get(proc.name, 0))
+        lost = since.rfind(signal.lost)
+        return lost < 0 or since.find(signal.recovered, lost) >= 0
+
+    for proc in ctx.stack.n8n_processes:
+        if proc.name not in marks:  # e.g. restarted by the heal: a fresh log
+            continue
+        wait_ready(
+            Readiness(f"{proc.name} to reconnect", partial(reconnected, proc), proc.process),
+            RECONNECT_DEADLINE_S,
+        )
 
 
 def _redis_links(ctx: FaultContext) -> list[Proxy]:

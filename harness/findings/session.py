@@ -81,6 +81,7 @@ def run_findings(
     runs_root: Path | None,
     say: Say,
     workers: int = 2,
+    timings: str = "fast",
 ) -> Findings:
     probes = [get_probe(name) for name in probe_names]
     findings = Findings()
@@ -104,6 +105,7 @@ def run_findings(
                 webhook_processor=webhook_processor,
                 n8n_version=version,
                 n8n_env=FINDINGS_N8N_ENV,
+                n8n_timings=timings,
                 runs_root=runs_root,
             )
             what = "stack with a webhook processor" if webhook_processor else "stack"

@@ -1,7 +1,9 @@
 """n8n processes in queue mode: main (``n8n start``), workers, an optional webhook processor.
 
-The settings that make crash cases fast but real are in ``FAST_CRASH_SETTINGS``; any of
-them, and any other n8n variable, can be overridden through ``StackConfig.n8n_env``.
+The settings that make crash cases fast but real are in ``FAST_CRASH_SETTINGS``; n8n's shipped
+lock, renew and stall values in ``DEFAULT_TIMING_SETTINGS`` (``TIMING_PROFILES``, chosen by
+``StackConfig.n8n_timings``); any of them, and any other n8n variable, can be overridden
+through ``StackConfig.n8n_env``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from harness import loopback
+from harness.errors import ConfigError
 from harness.stack.ports import HOST
 from harness.stack.process import ManagedProcess
 from harness.stack.readiness import Readiness, wait_ready
@@ -43,6 +46,26 @@ FAST_CRASH_SETTINGS = {
     "QUEUE_WORKER_STALLED_INTERVAL": "5000",
     "N8N_GRACEFUL_SHUTDOWN_TIMEOUT": "5",
 }
+# n8n's own shipped values (scaling-mode.config.ts, the graceful stop of base-command.ts):
+# what a team runs unless it tunes them. Set explicitly, so the profile wins over any default.
+DEFAULT_TIMING_SETTINGS = {
+    "QUEUE_WORKER_LOCK_DURATION": "60000",
+    "QUEUE_WORKER_LOCK_RENEW_TIME": "10000",
+    "QUEUE_WORKER_STALLED_INTERVAL": "30000",
+    "N8N_GRACEFUL_SHUTDOWN_TIMEOUT": "30",
+}
+# ``--n8n-timings``: fast (the matrix's default) or n8n's shipped values.
+TIMING_PROFILES = {"fast": FAST_CRASH_SETTINGS, "default": DEFAULT_TIMING_SETTINGS}
+
+
+def check_timings(profile: str) -> str:
+    if profile not in TIMING_PROFILES:
+        raise ConfigError(
+            f"--n8n-timings {profile!r} is not a timing profile; give one of "
+            f"{', '.join(sorted(TIMING_PROFILES))} (fast: the matrix's default; default: "
+            "n8n's shipped lock, renew and stall values)"
+        )
+    return profile
 
 
 # Modules that call n8n's servers on their own (the MCP registry refresh fetches

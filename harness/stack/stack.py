@@ -31,7 +31,14 @@ from harness.stack import n8n_db
 from harness.stack.deploy import DeployedWorkflow, deploy, write_variables
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation
 from harness.stack.intercept.launcher import InterceptProxy
-from harness.stack.n8n import N8nProcess, Role, SharedEnv, upstream_env_name
+from harness.stack.n8n import (
+    TIMING_PROFILES,
+    N8nProcess,
+    Role,
+    SharedEnv,
+    check_timings,
+    upstream_env_name,
+)
 from harness.stack.n8n_api import N8nApi, Owner, bootstrap_owner
 from harness.stack.ports import HOST, collect_ports, ensure_free, free_port, release_ports
 from harness.stack.postgres import PostgresServer
@@ -71,6 +78,9 @@ class StackConfig:
     # Extra or overriding n8n environment variables, e.g. QUEUE_WORKER_LOCK_DURATION, and
     # the ones the workflows read ($env.NAME, from their manifests' ``env``).
     n8n_env: Mapping[str, str] = field(default_factory=dict)
+    # n8n's lock, renew and stall settings: "fast" (FAST_CRASH_SETTINGS) or n8n's "default"
+    # (harness.stack.n8n.TIMING_PROFILES); n8n_env still overrides single values.
+    n8n_timings: str = "fast"
     # n8n Variables the workflows read ($vars.NAME), written before any execution.
     variables: Mapping[str, str] = field(default_factory=dict)
     main_port: int | None = None
@@ -99,6 +109,7 @@ class StackConfig:
             raise ConfigError(f"--workers must be at least 1, got {self.workers}")
         if self.backend not in ("native", "compose"):
             raise ConfigError(f"--backend must be native or compose, got {self.backend!r}")
+        check_timings(self.n8n_timings)
         if self.n8n_image and self.backend != "compose":
             raise ConfigError("--n8n-image needs --backend compose (native runs n8n from npm)")
         if self.provider is not None and PROVIDER_UPSTREAM in self.upstreams:
@@ -307,7 +318,7 @@ class Stack:
             encryption_key=secrets.token_hex(24),
             db_password=postgres.password,
             webhook_url=client_url("client_webhook" if config.webhook_processor else "client_main"),
-            overrides=dict(config.n8n_env),
+            overrides={**TIMING_PROFILES[config.n8n_timings], **config.n8n_env},
         )
         # None: outbound HTTP(S) not intercepted.
         intercept = _intercept(config, run, listen, inst.mitmproxy_python)

@@ -80,6 +80,12 @@ def test_bad_shard_options(tmp_path: Path, args: tuple[str, ...], fix: str) -> N
     assert_refused(cli(tmp_path, "run", *args), fix, tmp_path)
 
 
+@pytest.mark.parametrize("command", ["run", "up"])
+def test_an_unknown_timing_profile(tmp_path: Path, command: str) -> None:
+    done = cli(tmp_path, command, "--n8n-timings", "slow")
+    assert_refused(done, "--n8n-timings 'slow' is not a timing profile; give one of", tmp_path)
+
+
 def test_missing_redis_binary(tmp_path: Path) -> None:
     done = cli(tmp_path, "up", N8N_CHAOS_REDIS_BIN=str(tmp_path / "no-redis-server"))
     assert_refused(done, "point it at a redis-server 7 binary", tmp_path)

@@ -177,3 +177,15 @@ def test_concurrent_operator_retry_pairs_as_the_single_one() -> None:
     assert pairs(both, kill, after_commit)
     assert not pairs(both, kill, get_crashpoint("before_send"))
     assert not pairs(both, get_fault("webhook_processor_kill"), after_commit)
+
+
+def test_opt_in_faults_run_only_where_the_manifest_names_them() -> None:
+    plain = ids(matrix([workflow()], repeat=1))
+    assert not any("silent" in case_id for case_id in plain)
+    named = ids(matrix([workflow(production_faults=("provider_silent",))], repeat=1))
+    assert named - plain == {"pay-retry-provider_silent-after_commit"}
+
+
+def test_a_production_fault_that_is_not_opt_in_is_refused() -> None:
+    with pytest.raises(ConfigError, match="'worker_kill' is not an opt-in fault; name one of"):
+        matrix([workflow(production_faults=("worker_kill",))])

@@ -53,6 +53,9 @@ class Scenario:
     # The plan calls the resume URL of an execution parked at a Wait node: the only plans a
     # workflow that parks runs (under any other its effect never comes).
     resumes_waits: bool = False
+    # Its plan, fault and crash point all declare ``shares_stack`` (harness.contract): the
+    # case may run beside others on one stack (harness.batch).
+    shares_stack: bool = False
 
     @property
     def id(self) -> str:
@@ -168,6 +171,7 @@ def scenarios() -> list[Scenario]:
                 is_control=baseline and "quiet" in fault.offers,
                 baseline=baseline,
                 resumes_waits="resumes_waits" in plan.offers,
+                shares_stack=plan.shares_stack and fault.shares_stack and point.shares_stack,
             )
         )
     # The control case first, then the plain sender's cases, then by plan, fault, crash point.

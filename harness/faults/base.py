@@ -60,6 +60,7 @@ class Fault(Protocol):
     may_lose_answer: ClassVar[bool]
     effect_possible: ClassVar[bool]
     retry_needs_heal: ClassVar[bool]
+    shares_stack: ClassVar[bool]  # see harness.contract
 
     def prepare(self, ctx: FaultContext) -> None: ...
 
@@ -90,6 +91,8 @@ class NoAction:
     effect_possible: ClassVar[bool] = True  # False: the scenario makes the effect impossible
     # False: the sender may retry while the heal runs (another worker serves the retry).
     retry_needs_heal: ClassVar[bool] = True
+    # True: touches nothing another case uses (no process, no link): see harness.contract.
+    shares_stack: ClassVar[bool] = False
 
     def prepare(self, ctx: FaultContext) -> None:
         del ctx

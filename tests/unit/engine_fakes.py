@@ -132,8 +132,12 @@ class FakeStack:
     def revive(self) -> list[str]:
         return []
 
-    def executions(self, workflow_id: str) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.rows if r["workflow"] == workflow_id]
+    def executions(self, workflow_id: str, containing: str | None = None) -> list[dict[str, Any]]:
+        return [
+            dict(r)
+            for r in self.rows
+            if r["workflow"] == workflow_id and (containing is None or containing in str(r))
+        ]
 
     def execution(self, status: str = "success") -> dict[str, Any]:
         now = time.time()

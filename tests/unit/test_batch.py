@@ -5,12 +5,13 @@ keys beside it."""
 from __future__ import annotations
 
 import threading
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from harness import runner
-from harness.batch import BATCH_MAX, SharedRuns, batches, shareable_cases
+from harness.batch import BATCH_MAX, BatchScheduling, SharedRuns, batches, shareable_cases
 from harness.cases import Case, matrix
 from harness.manifest import NegativeControl
 from harness.oracle import Judgement, Verdict
@@ -117,3 +118,50 @@ def test_a_batch_that_cannot_start_fails_each_of_its_tests(
     for case in cases:
         with pytest.raises(RuntimeError, match="could not be deployed"):
             shared.take(case, object(), refused)  # type: ignore[arg-type]
+
+
+class FakeNode:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.gateway = SimpleNamespace(id=name)
+        self.shutting_down = False
+        self.sent: list[int] = []
+
+    def send_runtest_some(self, indexes: list[int]) -> None:
+        self.sent += indexes
+
+    def shutdown(self) -> None:
+        pass
+
+
+def test_under_xdist_a_batch_goes_to_one_worker_and_the_rest_one_by_one() -> None:
+    pay = workflow()
+    cases = matrix([pay])
+    shared = shareable_cases(cases, [pay])
+    collection = [NODE.format(c.id) for c in cases]
+    config = SimpleNamespace(
+        getvalue=lambda name: ["2*popen"] if name == "tx" else None,
+        option=SimpleNamespace(loadscopereorder=True),
+    )
+    scheduler = BatchScheduling(config, None, shared)  # type: ignore[arg-type]
+    nodes = [FakeNode("gw0"), FakeNode("gw1")]
+    for node in nodes:
+        scheduler.add_node(node)
+        scheduler.add_node_collection(node, collection)
+    scheduler.schedule()
+    while scheduler.workqueue:  # each node asks for more as it finishes what it has
+        for node in nodes:
+            if scheduler.workqueue:
+                scheduler._assign_work_unit(node)
+    got = {node.name: {collection[i] for i in node.sent} for node in nodes}
+    assert got["gw0"] | got["gw1"] == set(collection) and not got["gw0"] & got["gw1"]
+    for name, members in _members(batches(collection, shared)).items():
+        on = [n for n, sent in got.items() if set(members) <= sent]
+        assert len(on) == 1, f"{name} split over workers"
+
+
+def _members(names: dict[str, str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for nodeid, name in names.items():
+        found.setdefault(name, []).append(nodeid)
+    return found

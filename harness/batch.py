@@ -1,7 +1,8 @@
 """Internal: cases that share a stack. A case whose plan, fault and crash point all declare
 ``shares_stack`` (harness.contract), of a workflow whose executions are all its own (no
-reconciler or Error Workflow, whose runs serve every key; not a negative control, whose
-commits may carry no case's reference), runs beside up to ``BATCH_MAX - 1`` other such cases
+Error Workflow, whose runs carry no business key; a reconciler only when it is handed the
+case's key, so that it reconciles that case alone; not a negative control, whose commits
+may carry no case's reference), runs beside up to ``BATCH_MAX - 1`` other such cases
 of its workflow on one stack: each has its own business key, provider reference, barrier
 and fault plan, and reads only its own executions, attempts and commits
 (``CaseRun.beside``). Every other case takes the stack alone.
@@ -16,6 +17,7 @@ controller and every worker name them alike.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 
     from harness.cases import Case
     from harness.deployment import Deployment
-    from harness.manifest import WorkflowUnderTest
+    from harness.manifest import Companion, WorkflowUnderTest
     from harness.runner import CaseResult
     from harness.stack.stack import Stack
 
@@ -43,10 +45,16 @@ def shares_stack(case: Case, workflow: WorkflowUnderTest) -> bool:
     return (
         case.scenario.shares_stack
         and not case.needs_webhook_processor
-        and workflow.reconciler is None
+        and (workflow.reconciler is None or _handed_the_key(workflow.reconciler))
         and workflow.error_workflow is None
         and workflow.negative_control is None
     )
+
+
+def _handed_the_key(companion: Companion) -> bool:
+    """Whether the companion's trigger carries the case's business key (``{key}``)."""
+    templates = (companion.body_template, companion.headers_template, companion.query_template)
+    return "{key}" in json.dumps(templates)
 
 
 def shareable_cases(

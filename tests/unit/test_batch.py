@@ -13,7 +13,7 @@ import pytest
 from harness import runner
 from harness.batch import BATCH_MAX, BatchScheduling, SharedRuns, batches, shareable_cases
 from harness.cases import Case, matrix
-from harness.manifest import NegativeControl
+from harness.manifest import Companion, NegativeControl
 from harness.oracle import Judgement, Verdict
 from harness.runner import CaseResult
 from tests.unit.test_cases import workflow
@@ -165,3 +165,11 @@ def _members(names: dict[str, str]) -> dict[str, list[str]]:
     for nodeid, name in names.items():
         found.setdefault(name, []).append(nodeid)
     return found
+
+
+def test_a_reconciler_shares_only_when_it_is_handed_the_case_key() -> None:
+    handed = Companion({}, "POST", "reconcile", {"order_id": "{key}"})
+    sweeping = Companion({}, "POST", "reconcile", {"all": True})
+    for reconciler, shares in ((handed, True), (sweeping, False)):
+        pay = workflow(reconciler=reconciler)
+        assert ("pay-retry-no_fault-none" in shareable_cases(matrix([pay]), [pay])) is shares

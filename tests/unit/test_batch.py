@@ -33,6 +33,7 @@ def test_only_cases_that_touch_no_process_or_link_share() -> None:
     assert "pay-concurrent-no_fault-none-r3" in shared
     assert "pay-retry-worker_kill-after_commit" not in shared  # kills a process
     assert "pay-retry-postgres_cut-after_commit" not in shared  # cuts a link
+    assert "pay-late-no_fault-none" in shared
     assert "pay-late_after_ttl-no_fault-none" not in shared  # the provider forgets every key
     assert set(shared.values()) == {"pay"}
 

@@ -12,8 +12,10 @@ Fixtures only wire objects together; the work is in ``harness.stack``.
     chaos_webhook_deployments  the same on the webhook-processor stack
     chaos_case              parametrized: every case of the matrix (see harness.cases)
     chaos_phase_observers   who watches each case's phases (terminal line, Allure steps)
+    chaos_shared_runs       the batches of cases that share the stack (harness.batch)
 
-Scale: under pytest-xdist (``-n N``) every worker process owns its own stack; the run
+Scale: under pytest-xdist (``-n N``) every worker process owns its own stack (a batch of
+cases that share a stack goes to one worker: ``harness.batch.BatchScheduling``); the run
 directories of one invocation are ``<runs>/<invocation id>/<gwN>/`` with ``latest``
 pointing at the invocation. ``--shard I/N`` keeps a stable part of the selected tests
 (``harness.sharding``); every run with a stack writes ``timings.json`` (seconds per test)

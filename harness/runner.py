@@ -125,7 +125,8 @@ def reset_stack(stack: Stack) -> None:
 
 def route_upstreams(stack: Stack, workflow: WorkflowUnderTest) -> None:
     """This workflow's hosts to their fakes: the provider answers as them, the intercepting
-    proxy forwards them (every other host gets its 502). A stack runs one case at a time."""
+    proxy forwards them (every other host gets its 502). A stack runs one workflow's cases
+    at a time (a batch of cases sharing it is of one workflow: harness.batch)."""
     configs = workflow.upstream_configs()
     stack.require_provider().control.set_upstreams(configs)
     if stack.intercept is not None:

@@ -8,6 +8,10 @@ at construction, so a bad manifest fails when it is read, not when a request arr
              reference=ReferenceSource("form", "metadata[order_id]"),
              effects=(Route("POST", "/v1/payment_intents*"),))
 
+A `record` upstream may name a built-in `personality` (fake_providers.personalities: Notion,
+PostgREST, Sheets, ...) or its own `collections` (what it remembers and the routes that read
+it back); a reference may take the key out of a value with a one-group `regex`.
+
 Template bodies are JSON; `{{id}}` and `{{field}}` (a request field, dotted for nesting) are
 substituted inside JSON strings after parsing, and a string that is exactly one placeholder
 takes the field's value with its JSON type: `{"id": "{{id}}", "amount": "{{amount}}"}`.
@@ -41,10 +45,13 @@ class ReferenceSource:
     form: a form field as sent ("metadata[order_id]"); json: a JSON pointer ("/order/id");
     header: a header name; query: a query parameter; path, subject, body_regex: a regex whose
     first group (or whole match) is the reference, over the path, the mail subject, the body.
+    `regex` (form, json, header, query): the reference is its one group in the value found
+    there, so `eq.<key>` (PostgREST) or a key inside a longer string is found.
     """
 
     kind: str
     where: str
+    regex: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in REFERENCE_KINDS:
@@ -64,13 +71,28 @@ class ReferenceSource:
                 raise UpstreamConfigError(
                     f"reference {self.kind} regex {self.where!r} is invalid: {exc}"
                 ) from exc
+        if self.regex:
+            if self.kind in _REGEX_KINDS:
+                raise UpstreamConfigError(
+                    f"reference {self.kind!r} is a regex already; put the group in 'where'"
+                )
+            try:
+                groups = re.compile(self.regex).groups
+            except re.error as exc:
+                raise UpstreamConfigError(
+                    f"reference regex {self.regex!r} is invalid: {exc}"
+                ) from exc
+            if groups != 1:
+                raise UpstreamConfigError(
+                    f"reference regex {self.regex!r} has {groups} groups; capture the key in one"
+                )
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "where": self.where}
+        return {"kind": self.kind, "where": self.where, "regex": self.regex}
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> ReferenceSource:
-        return cls(kind=str(doc["kind"]), where=str(doc["where"]))
+        return cls(str(doc["kind"]), str(doc["where"]), str(doc.get("regex") or ""))
 
 
 @dataclass(frozen=True)
@@ -134,6 +156,52 @@ class RouteTemplate:
 
 
 @dataclass(frozen=True)
+class Collection:
+    """Records the record fake remembers and the routes that read them back.
+
+    A request on a `writes` route creates a record in the collection (one commit); `reads`
+    routes list the collection, filtered as the personality filters (`filters`); GET, PATCH,
+    PUT or DELETE on `<a write path>/<id>` reads, changes or removes one record. `identity`
+    (a dotted field of the record, e.g. "email" or "properties.email") makes writes upserts:
+    a write whose identity is already there updates that record and is not a second effect.
+    `per_path`: each write path is its own collection (PostgREST tables, sheets)."""
+
+    name: str
+    writes: tuple[Route, ...]
+    reads: tuple[Route, ...] = ()
+    identity: str = ""
+    per_path: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "writes", tuple(self.writes))
+        object.__setattr__(self, "reads", tuple(self.reads))
+        if not self.writes:
+            raise UpstreamConfigError(
+                f"collection {self.name!r} has no write route; name the route that creates"
+                " its records, e.g. writes: ['POST /v1/pages']"
+            )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "writes": [route.to_json() for route in self.writes],
+            "reads": [route.to_json() for route in self.reads],
+            "identity": self.identity,
+            "per_path": self.per_path,
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Collection:
+        return cls(
+            name=str(doc["name"]),
+            writes=tuple(Route.from_json(r) for r in doc.get("writes") or ()),
+            reads=tuple(Route.from_json(r) for r in doc.get("reads") or ()),
+            identity=str(doc.get("identity") or ""),
+            per_path=bool(doc.get("per_path", False)),
+        )
+
+
+@dataclass(frozen=True)
 class Upstream:
     """One intercepted host and the fake that answers it (host "smtp" for the mail fake)."""
 
@@ -145,6 +213,8 @@ class Upstream:
     templates: tuple[RouteTemplate, ...] = ()
     idempotency_header: str | None = None  # record: optional idempotency by this header
     effect: str = ""  # the commits' effect kind; "" = the fake's default
+    personality: str = ""  # record: a built-in service's routes, filters and answers
+    collections: tuple[Collection, ...] = ()  # record: what it remembers (or the personality's)
 
     def __post_init__(self) -> None:
         if self.fake not in FAKE_KINDS:
@@ -157,8 +227,12 @@ class Upstream:
                 f"upstream host {self.host!r} must be a bare host name, e.g. 'api.stripe.com'"
             )
         object.__setattr__(self, "host", self.host.lower())
-        for name in ("effects", "reads", "templates"):
+        for name in ("effects", "reads", "templates", "collections"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
+        if (self.personality or self.collections) and self.fake != "record":
+            raise UpstreamConfigError(
+                f"upstream {self.host!r}: personality and collections are the record fake's"
+            )
 
     def is_effect_route(self, method: str, path: str) -> bool | None:
         """True/False when `effects` is configured; None: the fake decides (its defaults)."""
@@ -185,6 +259,8 @@ class Upstream:
             "templates": [template.to_json() for template in self.templates],
             "idempotency_header": self.idempotency_header,
             "effect": self.effect,
+            "personality": self.personality,
+            "collections": [collection.to_json() for collection in self.collections],
         }
 
     @classmethod
@@ -200,6 +276,8 @@ class Upstream:
                 templates=tuple(RouteTemplate.from_json(t) for t in doc.get("templates") or ()),
                 idempotency_header=doc.get("idempotency_header"),
                 effect=str(doc.get("effect") or ""),
+                personality=str(doc.get("personality") or ""),
+                collections=tuple(Collection.from_json(c) for c in doc.get("collections") or ()),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise UpstreamConfigError(f"upstream {doc!r} is malformed: {exc!r}") from exc

@@ -1,8 +1,9 @@
 """Internal: cases that share a stack. A case whose plan, fault and crash point all declare
 ``shares_stack`` (harness.contract), of a workflow whose executions are all its own (no
 Error Workflow, whose runs carry no business key; a reconciler only when it is handed the
-case's key, so that it reconciles that case alone; not a negative control, whose commits
-may carry no case's reference), runs beside up to ``BATCH_MAX - 1`` other such cases
+case's key, so that it reconciles that case alone; no sub-workflows; no upstream fakes,
+whose collections answer reads across keys; not a negative control, whose commits may carry
+no case's reference), runs beside up to ``BATCH_MAX - 1`` other such cases
 of its workflow on one stack: each has its own business key, provider reference, barrier
 and fault plan, and reads only its own executions, attempts and commits
 (``CaseRun.beside``). Every other case takes the stack alone.
@@ -48,6 +49,10 @@ def shares_stack(case: Case, workflow: WorkflowUnderTest) -> bool:
         and (workflow.reconciler is None or _handed_the_key(workflow.reconciler))
         and workflow.error_workflow is None
         and workflow.negative_control is None
+        # Sub-workflows' executions need not carry the key; upstream fakes remember
+        # collections across keys (one case's read could find another's write).
+        and not workflow.called
+        and not workflow.upstream_configs()
     )
 
 

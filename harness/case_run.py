@@ -195,20 +195,36 @@ class CaseRun:
 
     # -- observation -----------------------------------------------------------------
     def workflow_ids(self) -> list[str]:
-        """The workflow, its reconciler and its Error Workflow: the case waits for them all."""
+        """The workflow, its reconciler, its Error Workflow and the workflows it calls: the
+        case waits for them all."""
         return self.deployment.workflow_ids
 
-    def executions(self) -> list[dict[str, Any]]:
-        """Rows of the executions this case caused (of every workflow of the deployment)."""
+    def _rows(self, workflow_ids: list[str]) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
         mine = None if self.beside is None else self.key  # beside others: its key's only
-        for workflow_id in self.workflow_ids():
+        for workflow_id in workflow_ids:
             rows += [
                 e
                 for e in self.stack.executions(workflow_id, mine)
                 if e["id"] not in self.known_executions
             ]
         return rows
+
+    def executions(self) -> list[dict[str, Any]]:
+        """Rows of the executions this case caused of the workflow, its reconciler and its
+        Error Workflow (the ones the sender, the operator and the worker log know)."""
+        called = self.deployment.called
+        return self._rows([w for w in self.workflow_ids() if w not in called])
+
+    def called_executions(self) -> list[dict[str, Any]]:
+        """Rows of the executions of the workflows it calls (sub-workflows run inside their
+        caller's execution, on its worker), each with the called workflow's name."""
+        called = self.deployment.called
+        return [{**row, "workflow": called[wid]} for wid in called for row in self._rows([wid])]
+
+    def all_executions(self) -> list[dict[str, Any]]:
+        """``executions()`` and ``called_executions()``, oldest first."""
+        return sorted([*self.executions(), *self.called_executions()], key=lambda r: int(r["id"]))
 
     def wait_for(
         self,
@@ -288,9 +304,15 @@ class CaseRun:
             # beside others: theirs are theirs (a request without a reference counts for all)
             and (self.beside is None or a.reference in (None, "", self.key))
         ]
+        top, called = self.executions(), self.called_executions()
+        queued = self.queued_executions()
+        if any(r["id"] in queued for r in top):
+            # A sub-execution runs inside its caller's job: while Bull holds that job, the
+            # sub-execution is live too (once it is gone, an unfinished one is orphaned).
+            queued |= {r["id"] for r in called}
         return Activity(
-            executions=self.executions(),
-            queued=self.queued_executions(),
+            executions=[*top, *called],
+            queued=queued,
             provider_busy=any(str(a.outcome) == "in_flight" for a in attempts),
             provider_last=latest_activity(
                 t for a in attempts for t in (a.received_at, a.finished_at)

@@ -196,6 +196,8 @@ def capabilities(workflow: WorkflowUnderTest, workers: int = 2) -> frozenset[str
         offered.add("sync_answer")  # the sender's answer waits for the work
     if workflow.parks_for_resume:
         offered.add("wait_resume")
+    if workflow.sends_idempotency_key:
+        offered.add("idempotency_key")
     # Any workflow can run behind a webhook processor: the suite brings that stack up when
     # the first case that needs it runs (harness.plugin's n8n_webhook_stack).
     offered.add("webhook_processor")
@@ -207,7 +209,9 @@ def expected_for(workflow: WorkflowUnderTest, scenario: Scenario) -> frozenset[V
     control = workflow.negative_control
     if control is not None:
         verdict = control.caught_by.get(scenario.id)
-        return None if verdict is None else frozenset({Verdict(verdict)})
+        if verdict is None:
+            return PASS if scenario.id in control.passes else None
+        return frozenset({Verdict(verdict)})
     if workflow.promise is Promise.EXACTLY_ONCE:
         return PASS
     if workflow.promise is Promise.AT_MOST_ONCE:
@@ -250,7 +254,7 @@ def _check_negative_control(workflow: WorkflowUnderTest, by_id: dict[str, Scenar
     if control is None:
         return
     where = f"{workflow.directory or workflow.name}/manifest.json: field 'negative_control'"
-    for scenario_id in control.caught_by:
+    for scenario_id in (*control.caught_by, *control.passes):
         if scenario_id not in by_id:
             raise ConfigError(
                 f"{where}: unknown scenario {scenario_id!r}; the scenarios are "

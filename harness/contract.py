@@ -58,6 +58,8 @@ WORKFLOW_CAPABILITIES = frozenset(
         # A Wait node holds each execution until its resume URL (handed out in the
         # workflow's answer) is called: such a workflow runs only the plans that call it.
         "wait_resume",
+        # Its effect requests carry an idempotency key, so the service can answer "in flight".
+        "idempotency_key",
     }
 )
 

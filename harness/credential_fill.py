@@ -25,12 +25,12 @@ BASIC_AUTH_USER = "n8n-chaos"
 @dataclass(frozen=True)
 class FillContext:
     """This run's values: a random secret, the SMTP sink's port (the stack's "smtp" link) and
-    the OAuth2 token endpoint a fake answers."""
+    the generic OAuth2 type's token endpoint (a token fake answers it)."""
 
     secret: str = field(default_factory=lambda: secrets.token_urlsafe(24), repr=False)
     smtp_host: str = "127.0.0.1"
     smtp_port: int | None = None
-    token_url: str = "http://127.0.0.1:9/oauth2/token"
+    token_url: str = ""  # GENERIC_TOKEN_URL (defined below)
     redis_port: int | None = None
 
 
@@ -75,11 +75,13 @@ def _oauth2_connected(ctx: FillContext) -> dict[str, Any]:
 
 
 def _oauth2_generic(ctx: FillContext) -> dict[str, Any]:
-    """The client-credentials grant: n8n fetches its token from the fake's endpoint itself,
-    so no token has to be present beforehand."""
+    """The generic type (``oAuth2Api``: PayPal and any service n8n has no type for) with the
+    client-credentials grant: n8n fetches a token at ``accessTokenUrl`` before its first
+    request, through the intercepting proxy, from the token fake of ``GENERIC_TOKEN_HOST``
+    (``harness.upstream_config.token_upstreams``), as a connected type refreshes its own."""
     return {
         "grantType": "clientCredentials",
-        "accessTokenUrl": ctx.token_url,
+        "accessTokenUrl": ctx.token_url or GENERIC_TOKEN_URL,
         "scope": "",
         "authentication": "header",
         **_oauth2_client(ctx),
@@ -132,12 +134,19 @@ TOKEN_HOSTS = {
     "gmailOAuth2": GOOGLE_TOKEN_HOST,
 }
 GOOGLE_TOKEN_PATH = "/token"
+# The generic type's token endpoint: a host no service owns (RFC 6761's .test), answered only
+# by its token fake inside the stack.
+GENERIC_TOKEN_HOST = "oauth2.n8n-chaos.test"
+GENERIC_TOKEN_URL = f"https://{GENERIC_TOKEN_HOST}/token"
 
 
 def token_endpoint(type_: str) -> tuple[str, str] | None:
-    """(host, path) where n8n refreshes a connected OAuth2 type's token, or None."""
+    """(host, path) where n8n fetches or refreshes an OAuth2 type's token, or None."""
     if type_ in TOKEN_HOSTS:
         return TOKEN_HOSTS[type_], GOOGLE_TOKEN_PATH
+    if type_ == "oAuth2Api":
+        parts = urlsplit(GENERIC_TOKEN_URL)
+        return GENERIC_TOKEN_HOST, parts.path
     url = oauth2_token_url(type_)
     if url is None:
         return None

@@ -9,6 +9,9 @@ Order matters:
 3. the main workflow, whose ``settings.errorWorkflow`` names the Error Workflow's id (the
    public API takes it as a workflow setting on create);
 4. the reconciler, published like the main one (its webhook must be live).
+Before them all, the workflows the main workflow calls (``WorkflowUnderTest.called``: its
+Execute Workflow nodes' sub-workflows and the Error Workflow its settings name, recursively,
+leaves first), each published under the id its caller names (``harness.stack.deploy``).
 
 Before each is created, the credentials its nodes reference are created in the test n8n
 (``harness.credentials``): the deployed copy differs from the file only in credential ids
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness import credentials as creds
@@ -38,6 +41,8 @@ class Deployment:
     main: DeployedWorkflow
     reconciler: DeployedWorkflow | None = None
     error_workflow_id: str | None = None
+    # The workflows it calls (sub-workflows, an Error Workflow by its settings): id -> name.
+    called: dict[str, str] = field(default_factory=dict)
     # sha256 of the workflow file deployed (evidence of which export was judged).
     file_sha256: str = ""
 
@@ -49,7 +54,7 @@ class Deployment:
             ids.append(self.reconciler.id)
         if self.error_workflow_id is not None:
             ids.append(self.error_workflow_id)
-        return ids
+        return ids + list(self.called)
 
 
 def with_error_workflow(workflow: dict[str, Any], error_workflow_id: str) -> dict[str, Any]:
@@ -68,6 +73,7 @@ def deploy_under_test(stack: Stack, wut: WorkflowUnderTest) -> Deployment:
     reconciler (each published and, where it has a webhook, live)."""
     stack.apply_ledger_schema(wut.ledger_schema_sql)
     bind = _binder(stack, wut)
+    called = {c.id: stack.deploy(bind(c.workflow, None), workflow_id=c.id).name for c in wut.called}
     error_workflow_id = None
     main_workflow = bind(wut.workflow, wut.trigger_auth)
     if wut.error_workflow is not None:
@@ -83,23 +89,15 @@ def deploy_under_test(stack: Stack, wut: WorkflowUnderTest) -> Deployment:
         main=main,
         reconciler=reconciler,
         error_workflow_id=error_workflow_id,
+        called=called,
         file_sha256=wut.file_sha256,
     )
 
 
 def fill_context(stack: Stack) -> FillContext:
     """This run's addresses for credential data: the SMTP sink behind the stack's "smtp"
-    link, the stack's Redis, an OAuth2 token endpoint on the provider; a fresh secret."""
-    provider = stack.provider
-    return FillContext(
-        smtp_port=stack.listen_ports.get("smtp"),
-        redis_port=stack.redis.port,
-        token_url=(
-            f"http://{provider.address}/oauth2/token"
-            if provider is not None
-            else FillContext().token_url
-        ),
-    )
+    link, the stack's Redis; a fresh secret (the generic OAuth2 token URL is a token fake's)."""
+    return FillContext(smtp_port=stack.listen_ports.get("smtp"), redis_port=stack.redis.port)
 
 
 def _binder(

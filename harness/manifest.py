@@ -28,6 +28,7 @@ import copy
 import dataclasses
 import hashlib
 import json
+import secrets
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,7 +37,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness import credentials as creds
 from harness import manifest_model as mm
-from harness import upstream_config
+from harness import subworkflows, upstream_config
+from harness import workflow_hosts as wh
 from harness import workflow_json as wj
 from harness.credential_fill import FillContext, credential_data
 from harness.errors import ConfigError
@@ -56,6 +58,7 @@ __all__ = [
     "KEY_PLACEHOLDER",
     "MANIFEST_FILE",
     "NEGATIVE_CONTROL_VERDICTS",
+    "PROJECT_FILE",
     "Companion",
     "EffectEndpoint",
     "ErrorWorkflowSpec",
@@ -67,9 +70,12 @@ __all__ = [
     "WorkflowUnderTest",
     "discover",
     "load_manifest",
+    "load_project",
 ]
 
 MANIFEST_FILE = "manifest.json"
+# A folder of n8n exports judged together (harness.manifest_model.ProjectManifest).
+PROJECT_FILE = "n8n-chaos-project.json"
 # The Content-Type that makes the sender post the body as a multipart form (Form Trigger).
 FORM_CONTENT_TYPE = "multipart/form-data"
 FORM_CONTENT_TYPE_HEADER = "Content-Type"
@@ -164,10 +170,12 @@ class ErrorWorkflowSpec:
 @dataclass(frozen=True)
 class NegativeControl:
     """A deliberately broken workflow: the matrix runs it only in the scenarios of
-    ``caught_by`` (scenario id -> the verdict the harness must give there)."""
+    ``caught_by`` (scenario id -> the verdict the harness must give there), and ``passes``
+    (scenario ids where its guard holds: PASS)."""
 
     bug: str
     caught_by: dict[str, str] = field(hash=False)
+    passes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -200,6 +208,15 @@ class WorkflowUnderTest:
     warnings: tuple[str, ...] = ()
     # The workflow file's sha256 (of its bytes): evidence of which export was judged.
     file_sha256: str = ""
+    # The deployment's environment ($env.NAME) and n8n Variables ($vars.NAME), secrets
+    # generated: every n8n process of the stack gets the env (harness.plugin).
+    env: dict[str, str] = field(default_factory=dict, hash=False, repr=False)
+    variables: dict[str, str] = field(default_factory=dict, hash=False, repr=False)
+    # Where its manifest is (a folder's manifest.json or a project's entry), for messages.
+    manifest_label: str = ""
+    # The workflows it calls (Execute Workflow nodes, settings.errorWorkflow), recursively,
+    # leaves first: deployed beside it with the ids it names (harness.subworkflows).
+    called: tuple[subworkflows.CalledWorkflow, ...] = field(default=(), hash=False, repr=False)
     # The manifest's upstreams (host -> fake); ``upstream_configs()`` gives the fakes' config.
     upstreams: dict[str, UpstreamSpec] = field(default_factory=dict, hash=False)
     # The manifest's credential data (type or name -> data) for types the harness cannot fill.
@@ -217,6 +234,14 @@ class WorkflowUnderTest:
         """A Wait node holds every execution until its resume URL is called: only delivery
         plans that call it (``wait_resume``) can see the workflow's effect."""
         return bool(wj.resume_wait_nodes(self.workflow))
+
+    @property
+    def sends_idempotency_key(self) -> bool:
+        """Its effect requests carry an idempotency key (an ``Idempotency-Key`` header, or a
+        record upstream's ``idempotency_header``): the service answers a request that meets
+        the first with that key still in progress "in flight"."""
+        headers = [s.idempotency_header for s in self.upstreams.values() if s.idempotency_header]
+        return wj.sends_idempotency_key(self.workflow, headers)
 
     def upstream_configs(self) -> list[Upstream]:
         """The manifest's upstreams as ``fake_providers.upstreams.Upstream`` objects, plus
@@ -314,14 +339,9 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
     if not manifest_path.is_file():
         raise ConfigError(
             f"{manifest_path}: file not found; every folder of workflows under test needs a "
-            f"{MANIFEST_FILE} ({mm.SEE_FORMAT})"
+            f"{MANIFEST_FILE} (or a folder of n8n exports a {PROJECT_FILE}; {mm.SEE_FORMAT})"
         )
-    doc = _read_json(manifest_path, "the manifest")
-    if not isinstance(doc, dict):
-        raise ConfigError(
-            f"{manifest_path}: (top level): expected a JSON object, got {mm.json_type(doc)}; "
-            "the file must hold one {...} object"
-        )
+    doc = _object(manifest_path, "the manifest")
     m = mm.parse({**_defaults(directory, manifest_path), **doc}, manifest_path)
     files = _Files(directory, manifest_path)
     if m.name != directory.name:
@@ -329,7 +349,52 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
             "name",
             f"{m.name!r} differs from its folder {directory.name!r}; rename one so they match",
         )
+    return _load(m, files)
 
+
+def load_project(directory: Path) -> list[WorkflowUnderTest]:
+    """Read ``<directory>/n8n-chaos-project.json``: each workflow it names to judge, with
+    the folder's other exports as the companions they are."""
+    project_path = directory / PROJECT_FILE
+    p = mm.parse_project(_object(project_path, "the project manifest"), project_path)
+    exports = list(subworkflows.exports_by_id(directory).values())
+    found = []
+    for name, entry in p.workflows.items():
+        where = Path(f"{project_path}: workflows.{name}")
+        doc = {**p.defaults, **entry, "name": name}
+        doc["env"] = {**p.env, **doc.get("env", {})}
+        doc["variables"] = {**p.variables, **doc.get("variables", {})}
+        doc["workflow"] = _export_file(directory, exports, entry.get("workflow"), where)
+        found.append(_load(mm.parse(doc, where), _Files(directory, where)))
+    return found
+
+
+def _export_file(
+    directory: Path, exports: list[subworkflows.Export], named: Any, where: Path
+) -> str:
+    """The file name of the export a project entry's ``workflow`` names (file, id or name)."""
+    if not isinstance(named, str) or not named.strip():
+        raise ConfigError(
+            f"{where}: field 'workflow': missing; name the export to judge: its file name, "
+            "its id or its name"
+        )
+    if (directory / named).is_file():
+        return named
+    matches = [e for e in exports if named in (e.id, e.name)]
+    if len(matches) != 1:
+        known = ", ".join(f"{e.path.name} ({e.name!r})" for e in exports) or "none"
+        problem = "names several" if matches else "is no file, id or name of an export"
+        raise ConfigError(
+            f"{where}: field 'workflow': {named!r} {problem} in {directory}; the exports "
+            f"there: {known}"
+        )
+    return matches[0].path.name
+
+
+def _load(m: mm.Manifest, files: _Files) -> WorkflowUnderTest:
+    """A workflow under test from its validated manifest (one folder's or a project
+    entry's); ``files`` is where the files it names are."""
+    directory, manifest_path = files.directory, files.path
     workflow_path = files.sibling(m.workflow, "workflow")
     workflow = wj.load_workflow(workflow_path, _read_json, default_name=directory.name)
     mode = wj.check_webhook(workflow, workflow_path, m.trigger.method, m.trigger.path, files.path)
@@ -337,12 +402,31 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
     trigger = _trigger_shape(workflow, workflow_path, m.trigger.body, m, files, "trigger")
     reconciler = _reconciler(m, files)
     error_workflow = _error_workflow(m, files)
+    exports = subworkflows.exports_by_id(directory)
+    callers = [(workflow, workflow_path, m.error_workflow is None)]
+    if reconciler is not None and m.reconciler is not None:
+        callers.append((reconciler.workflow, directory / m.reconciler.workflow, True))
+    if error_workflow is not None and m.error_workflow is not None:
+        callers.append((error_workflow.workflow, directory / m.error_workflow.workflow, True))
+    found_called: dict[str, subworkflows.CalledWorkflow] = {}
+    for caller, caller_path, with_error in callers:  # each list leaves first: so is the union
+        for sub in subworkflows.companions(
+            caller, caller_path, exports, directory, with_error_workflow=with_error
+        ):
+            found_called.setdefault(sub.id, sub)
+    called = list(found_called.values())
+    for sub in called:
+        creds.check(sub.workflow, sub.export.path, manifest_path, dict(m.credentials))
     negative_control = (
         None
         if m.negative_control is None
-        else NegativeControl(m.negative_control.bug, dict(m.negative_control.caught_by))
+        else NegativeControl(
+            m.negative_control.bug,
+            dict(m.negative_control.caught_by),
+            tuple(m.negative_control.passes),
+        )
     )
-    companions = [(workflow_path, workflow)]
+    companions = [(workflow_path, workflow), *((c.export.path, c.workflow) for c in called)]
     if reconciler is not None and m.reconciler is not None:
         companions.append((directory / m.reconciler.workflow, reconciler.workflow))
     if error_workflow is not None and m.error_workflow is not None:
@@ -352,7 +436,10 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
     if negative_control is not None:
         pass
     elif m.upstreams:
-        found = upstream_config.upstream_warnings(manifest_path, dict(m.upstreams), companions)
+        deployment = wh.Deployment(dict(m.env), dict(m.variables))
+        found = upstream_config.upstream_warnings(
+            manifest_path, dict(m.upstreams), companions, deployment
+        )
     else:
         found = _old_path_warnings(manifest_path, m, companions)
     if (waits := wj.wait_seconds(workflow)) > LONG_WAIT_S:
@@ -362,6 +449,14 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
         )
     if negative_control is None:
         found += _resume_warnings(workflow_path, workflow)
+    detached = subworkflows.detached_calls(workflow)
+    if detached and m.acknowledge is None and negative_control is None:
+        found.append(
+            f"{workflow_path}: node(s) {', '.join(map(repr, detached))} run their sub-workflow "
+            "without waiting for it (waitForSubWorkflow off): the webhook answers before the "
+            'sub-workflow\'s work; say so in the manifest with "acknowledge": "early" (the '
+            'harness then judges after the work), or "after_effect" if the effect is not there'
+        )
     return WorkflowUnderTest(
         name=m.name,
         description=m.description,
@@ -377,7 +472,7 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
         ledger_done_state=m.ledger.done_state,
         ledger_unknown_states=tuple(m.ledger.unknown_states),
         ledger_failed_states=tuple(m.ledger.failed_states),
-        acknowledges_early=_acknowledges_early(m, files, mode, workflow_path),
+        acknowledges_early=_acknowledges_early(m, files, mode, workflow_path, workflow),
         effect_id_field=m.response.effect_id_field,
         reconciler=reconciler,
         error_workflow=error_workflow,
@@ -387,6 +482,10 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
         query_template=dict(m.trigger.query),
         warnings=tuple(found),
         file_sha256=hashlib.sha256(workflow_path.read_bytes()).hexdigest(),
+        called=tuple(called),
+        env={name: _value(name, value) for name, value in m.env.items()},
+        variables={name: _value(name, value) for name, value in m.variables.items()},
+        manifest_label=str(manifest_path),
         upstreams=dict(m.upstreams),
         credentials={k: dict(v) for k, v in m.credentials.items()},
         form_fields=trigger[0],
@@ -468,11 +567,17 @@ def discover(
             f"{root}: not a folder; point the harness at the folder that holds one folder per "
             "workflow under test"
         )
-    found = [
-        load_manifest(folder)
-        for folder in sorted(root.iterdir())
-        if folder.is_dir() and not folder.name.startswith((".", "_"))
-    ]
+    if (root / PROJECT_FILE).is_file():
+        found = load_project(root)
+    else:
+        found = []
+        for folder in sorted(root.iterdir()):
+            if not folder.is_dir() or folder.name.startswith((".", "_")):
+                continue
+            is_project = (folder / PROJECT_FILE).is_file()
+            found += load_project(folder) if is_project else [load_manifest(folder)]
+    _check_names(found)
+    deployment_env(found)  # two workflows that want one variable set differently
     by_route: dict[tuple[str, str], WorkflowUnderTest] = {}
     for wut in found:
         for route, field_name in zip(
@@ -527,8 +632,13 @@ def _ledger_schema(m: mm.Manifest, files: _Files) -> str | None:
     return schema_sql
 
 
-def _acknowledges_early(m: mm.Manifest, files: _Files, mode: str, workflow_path: Path) -> bool:
+def _acknowledges_early(
+    m: mm.Manifest, files: _Files, mode: str, workflow_path: Path, workflow: dict[str, Any]
+) -> bool:
     acknowledge = m.acknowledge
+    if mode != "responseNode" and subworkflows.detached_calls(workflow):
+        # Its last node comes before the work of a sub-workflow it does not wait for.
+        mode = "responseNode"
     if mode == wj.EARLY_RESPONSE_MODE:
         if acknowledge is mm.Acknowledge.AFTER_EFFECT:
             files.fail(
@@ -591,6 +701,26 @@ def _error_workflow(m: mm.Manifest, files: _Files) -> ErrorWorkflowSpec | None:
 
 # -- helpers -------------------------------------------------------------------------------
 
+# One secret per name and process: every load of a manifest (discovery, then the stack's
+# configuration) sees the same value.
+_SECRETS: dict[str, str] = {}
+
+
+def _value(name: str, value: str) -> str:
+    if value != mm.SECRET_VALUE:
+        return value
+    return _SECRETS.setdefault(name, "chaos-" + secrets.token_urlsafe(24))
+
+
+def _object(path: Path, what: str) -> dict[str, Any]:
+    doc = _read_json(path, what)
+    if not isinstance(doc, dict):
+        raise ConfigError(
+            f"{path}: (top level): expected a JSON object, got {mm.json_type(doc)}; "
+            "the file must hold one {...} object"
+        )
+    return doc
+
 
 def _render(value: Any, key: str, event_id: str) -> Any:
     if isinstance(value, str):
@@ -620,7 +750,37 @@ def _moved(workflow: dict[str, Any], path: str) -> dict[str, Any]:
 
 
 def _manifest_of(wut: WorkflowUnderTest) -> Path | str:
-    return wut.directory / MANIFEST_FILE if wut.directory else wut.name
+    return wut.manifest_label or wut.name
+
+
+def _check_names(found: list[WorkflowUnderTest]) -> None:
+    seen: dict[str, WorkflowUnderTest] = {}
+    for wut in found:
+        other = seen.setdefault(wut.name, wut)
+        if other is not wut:
+            raise ConfigError(
+                f"{_manifest_of(wut)}: name {wut.name!r} is also the name of "
+                f"{_manifest_of(other)}; give each workflow under test its own name"
+            )
+
+
+def deployment_env(found: list[WorkflowUnderTest]) -> tuple[dict[str, str], dict[str, str]]:
+    """The environment and the n8n Variables of one stack that runs all of ``found``; a
+    ``ConfigError`` when two of them want one name to hold different values."""
+    merged: tuple[dict[str, str], dict[str, str]] = ({}, {})
+    owner: dict[tuple[int, str], WorkflowUnderTest] = {}
+    for wut in found:
+        for kind, values in enumerate((wut.env, wut.variables)):
+            for name, value in values.items():
+                first = owner.setdefault((kind, name), wut)
+                if merged[kind].setdefault(name, value) != value:
+                    field_name = ("env", "variables")[kind]
+                    raise ConfigError(
+                        f"{_manifest_of(wut)}: field '{field_name}.{name}': {value!r}, but "
+                        f"{_manifest_of(first)} sets it to {merged[kind][name]!r}; one stack "
+                        "runs both: give them one value (or each its own name)"
+                    )
+    return merged
 
 
 def _read_text(path: Path, what: str) -> str:

@@ -168,6 +168,22 @@ _RENDERED = "; '{key}' and '{event_id}' in a string are replaced per case"
 
 _Model = StrictModel
 
+# The value of an env entry or a variable that the harness replaces by a secret per run.
+SECRET_VALUE = "secret"
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _environment(values: dict[str, str]) -> dict[str, str]:
+    for name in values:
+        if not _ENV_NAME.match(name):
+            raise Problem(
+                f"{name!r} is no variable name; use letters, digits and '_' (not first a digit)"
+            )
+    return values
+
+
+Environment = Annotated[dict[str, str], AfterValidator(_environment)]
+
 
 class Trigger(_Model):
     """How the harness calls the workflow's production webhook."""
@@ -300,6 +316,11 @@ class NegativeControl(_Model):
         "must give there, a violation. " + " ".join(f"{v}: {v.info.meaning}." for v in VIOLATIONS),
         json_schema_extra={"additionalProperties": {"enum": list(NEGATIVE_CONTROL_VERDICTS)}},
     )
+    passes: list[str] = Field(
+        default_factory=list,
+        description="scenario ids where the guard the workflow has holds: the harness must "
+        "say PASS there (a sequential redelivery a lookup catches), run with caught_by",
+    )
 
     @field_validator("bug")
     @classmethod
@@ -329,6 +350,17 @@ class NegativeControl(_Model):
                     f"unknown verdict {verdict!r}; use one of "
                     f"{', '.join(NEGATIVE_CONTROL_VERDICTS)}",
                     scenario,
+                )
+        return value
+
+    @field_validator("passes")
+    @classmethod
+    def _passing(cls, value: list[str]) -> list[str]:
+        for scenario in value:
+            if not _SCENARIO_ID.match(scenario):
+                raise Problem(
+                    f"{scenario!r} is not a scenario id; write <delivery>-<fault>-<crash "
+                    "point> in lower case, e.g. 'late-no_fault-none' (n8n-chaos list)"
                 )
         return value
 
@@ -388,6 +420,17 @@ class Manifest(_Model):
         default_factory=dict,
         description="credential type or name -> its data, for credentials the harness cannot "
         "fill itself (they point at the fakes otherwise)",
+    )
+    env: Environment = Field(
+        default_factory=dict,
+        description="environment variables the workflows read ($env.NAME) -> their value, or "
+        f"{SECRET_VALUE!r} for a secret generated per run; every n8n process gets them, and a "
+        "URL's host among them is mapped to its fake like a literal host",
+    )
+    variables: Environment = Field(
+        default_factory=dict,
+        description="n8n Variables the workflows read ($vars.NAME) -> their value, or "
+        f"{SECRET_VALUE!r}; created in the test n8n before the workflows",
     )
     schema_url: str | None = Field(
         default=None, alias="$schema", description="the JSON Schema (for editors; ignored)"
@@ -449,6 +492,56 @@ class Manifest(_Model):
         return key_path(self.business_key)
 
 
+class ProjectManifest(_Model):
+    """n8n-chaos-project.json: a folder of n8n exports (one JSON per workflow, as ``n8n
+    export:workflow --all --separate`` writes them) and which of them to judge, and how."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, title="n8n-chaos project manifest", populate_by_name=True
+    )
+
+    defaults: dict[str, Any] = Field(
+        default_factory=dict,
+        description="manifest fields every judged workflow shares (promise, business_key, "
+        "upstreams, credentials, ...); a workflow's own fields replace them",
+    )
+    env: Environment = Field(
+        default_factory=dict,
+        description="environment variables of the deployment ($env.NAME) -> value or "
+        f"{SECRET_VALUE!r}",
+    )
+    variables: Environment = Field(
+        default_factory=dict,
+        description=f"n8n Variables of the deployment ($vars.NAME) -> value or {SECRET_VALUE!r}",
+    )
+    workflows: dict[str, dict[str, Any]] = Field(
+        description="the name its cases carry -> the workflow manifest's fields; 'workflow' "
+        "names the export: its file name, its id or its name (the other workflows of the "
+        "folder are deployed as the companions they are: sub-workflows, Error Workflows)"
+    )
+    schema_url: str | None = Field(
+        default=None, alias="$schema", description="the JSON Schema (for editors; ignored)"
+    )
+
+    @field_validator("workflows")
+    @classmethod
+    def _some(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        if not value:
+            raise Problem("names no workflow; add one entry per workflow to judge")
+        for name in value:
+            if not _NAME.match(name):
+                raise Problem(f"{name!r} is not a usable name; use letters, digits, '_', '-', '.'")
+        return value
+
+
+def parse_project(doc: Any, path: Path) -> ProjectManifest:
+    """The validated project manifest, or a ``ConfigError`` naming the file and the field."""
+    try:
+        return ProjectManifest.model_validate(doc)
+    except ValidationError as exc:
+        raise ConfigError(_one_line(exc.errors()[0], path)) from None
+
+
 def parse(doc: dict[str, Any], path: Path) -> Manifest:
     """The validated manifest, or a ``ConfigError`` naming the file, the field and the fix."""
     try:
@@ -457,8 +550,10 @@ def parse(doc: dict[str, Any], path: Path) -> Manifest:
         raise ConfigError(_one_line(exc.errors()[0], path)) from None
 
 
-def json_schema() -> dict[str, Any]:
-    schema = Manifest.model_json_schema(by_alias=True)
+def json_schema(project: bool = False) -> dict[str, Any]:
+    """The JSON Schema of manifest.json, or (``project``) of n8n-chaos-project.json."""
+    model: type[BaseModel] = ProjectManifest if project else Manifest
+    schema = model.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema
 

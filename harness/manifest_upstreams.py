@@ -15,7 +15,16 @@ design describes::
 
 A reference is one of ``{"form": "metadata[order_id]"}``, ``{"json": "/order/id"}``,
 ``{"header": "X-Ref"}``, ``{"path": "regex"}``, ``{"query": "k"}``, ``{"subject": "regex"}``,
-``{"body_regex": "regex"}``. A route is ``"POST /v1/payment_intents*"`` (method, a space, an
+``{"body_regex": "regex"}``; a form, json, header or query reference may add ``"regex"``
+with one group, the key inside the value (``{"query": "id", "regex": "^eq\\.(.+)$"}``).
+
+A ``record`` host may name a built-in ``personality`` (``"api.notion.com": "notion"``, see
+``fake_providers.personalities``) or declare ``collections`` of its own: which routes write a
+record, which read them back, and the field that makes a write an upsert::
+
+    "collections": {"customers": {"writes": ["POST /company_customers"],
+                                  "reads": ["GET /customers"], "identity": "email"}}
+ A route is ``"POST /v1/payment_intents*"`` (method, a space, an
 fnmatch glob on the path) or ``"/v1/x"`` (any method). ``harness.upstream_config`` turns these
 models into the fakes' ``fake_providers.upstreams.Upstream`` objects.
 
@@ -31,6 +40,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
+from fake_providers.personalities import PERSONALITIES
 from harness.manifest_base import HTTP_METHODS, Problem, StrictModel
 
 FAKE_KINDS = ("stripe", "record", "mail")
@@ -66,12 +76,15 @@ Route = Annotated[str, AfterValidator(_route)]
 
 
 def _reference(value: dict[str, str]) -> dict[str, str]:
-    if len(value) != 1 or next(iter(value)) not in REFERENCE_KINDS:
+    kinds = [k for k in value if k != "regex"]
+    if len(kinds) != 1 or kinds[0] not in REFERENCE_KINDS:
         raise Problem(
             f"{value!r} is not a reference; write one of "
             + ", ".join(f'{{"{k}": ...}}' for k in REFERENCE_KINDS)
         )
-    ((kind, where),) = value.items()
+    kind, where = kinds[0], value[kinds[0]]
+    if "regex" in value:
+        _value_regex(kind, value["regex"])
     if not where:
         raise Problem(f"the {kind} reference is empty; say where the business key is")
     if kind in _REGEX_KINDS:
@@ -89,7 +102,39 @@ def _reference(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
+def _value_regex(kind: str, regex: str) -> None:
+    if kind in _REGEX_KINDS:
+        raise Problem(f"a {kind} reference is a regex already; drop 'regex', group in {kind!r}")
+    try:
+        groups = re.compile(regex).groups
+    except re.error as exc:
+        raise Problem(f"regex {regex!r} is not a regular expression ({exc})") from None
+    if groups != 1:
+        raise Problem(
+            f"regex {regex!r} has {groups} groups; capture the business key in one (...), "
+            "e.g. '^eq\\.(.+)$'"
+        )
+
+
 Reference = Annotated[dict[str, str], AfterValidator(_reference)]
+
+
+class CollectionSpec(StrictModel):
+    """Records a record fake remembers: the routes that create them, the routes that read
+    them back (listed, filtered by field equality), the field that makes a write an upsert."""
+
+    writes: list[Route] = Field(
+        default_factory=list, description="routes that create a record (each one an effect)"
+    )
+    reads: list[Route] = Field(
+        default_factory=list, description="routes that list the records written"
+    )
+    identity: str = Field(
+        default="", description="a record field (dotted); a write to one already there updates it"
+    )
+    per_path: bool = Field(
+        default=False, description="each write path is its own collection (one per table)"
+    )
 
 
 def _json_text(value: Any) -> Any:
@@ -122,7 +167,7 @@ class UpstreamSpec(StrictModel):
     """The fake that answers one host."""
 
     fake: Literal["stripe", "record", "mail"] = Field(
-        description="stripe (Stripe's API), record (any REST API), mail (SMTP)"
+        default="record", description="stripe (Stripe's API), record (any REST API), mail (SMTP)"
     )
     reference: Reference | None = Field(
         default=None, description="where a commit carries the business key"
@@ -143,11 +188,19 @@ class UpstreamSpec(StrictModel):
     effect: str = Field(
         default="", description="the effect kind of a commit; empty: the fake's default"
     )
+    personality: Literal[tuple(sorted(PERSONALITIES))] | None = Field(  # type: ignore[valid-type]
+        default=None, description="record: a built-in service (routes, filters, answers)"
+    )
+    collections: dict[str, CollectionSpec] = Field(
+        default_factory=dict, description="record: what it remembers and reads back"
+    )
 
 
 def _shorthand(value: Any) -> Any:
-    """``"stripe"`` is ``{"fake": "stripe"}``."""
-    return {"fake": value} if isinstance(value, str) else value
+    """``"stripe"`` is ``{"fake": "stripe"}``; ``"notion"`` is ``{"personality": "notion"}``."""
+    if isinstance(value, str):
+        return {"personality": value} if value in PERSONALITIES else {"fake": value}
+    return value
 
 
 def _host(value: str) -> str:
@@ -177,9 +230,22 @@ def check_upstreams(upstreams: dict[str, UpstreamSpec]) -> None:
                 f"{host!r} to {'mail' if host == SMTP_HOST else 'stripe or record'}",
                 host,
             )
-        if spec.fake != "record" and (spec.templates or spec.reads or spec.idempotency_header):
+        if spec.fake != "record" and (
+            spec.templates
+            or spec.reads
+            or spec.idempotency_header
+            or spec.personality
+            or spec.collections
+        ):
             raise Problem(
-                "templates, reads and idempotency_header are the record fake's; drop them or "
-                "use fake 'record'",
+                "templates, reads, idempotency_header, personality and collections are the "
+                "record fake's; drop them or use fake 'record'",
                 host,
             )
+        for name, collection in spec.collections.items():
+            if not collection.writes:
+                raise Problem(
+                    f"collection {name!r} names no write, so its reads would list nothing; "
+                    'add the route that creates its records, e.g. "writes": ["POST /items"]',
+                    f"{host}.collections.{name}.writes",
+                )

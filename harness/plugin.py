@@ -346,9 +346,13 @@ def n8n_chaos_upstreams() -> dict[str, str]:
 def n8n_chaos_config(
     pytestconfig: pytest.Config, n8n_chaos_upstreams: dict[str, str]
 ) -> StackConfig:
+    from harness.manifest import deployment_env, discover
+
     opt = pytestconfig.getoption
     defaults = StackConfig()
     runs_dir = opt("--n8n-runs-dir")
+    # The workflows' $env and $vars: n8n processes read both from the start.
+    env, variables = deployment_env(discover(_workflows_dir(pytestconfig), lambda _: None))
     return StackConfig(
         workers=opt("--n8n-workers") if opt("--n8n-workers") is not None else defaults.workers,
         db_template=not opt("--n8n-fresh-db"),
@@ -358,6 +362,8 @@ def n8n_chaos_config(
         webhook_processor=bool(opt("--n8n-webhook-processor")),
         n8n_version=opt("--n8n-version") or defaults.n8n_version,
         upstreams=n8n_chaos_upstreams,
+        n8n_env=env,
+        variables=variables,
         ready_timeout_s=(
             opt("--n8n-ready-timeout")
             if opt("--n8n-ready-timeout") is not None

@@ -13,7 +13,7 @@ The registry gives every instance its ``name``. Modules are found, not listed: t
 lookup imports every module of the family packages, and of the extra packages named in
 ``N8N_CHAOS_PLUGINS`` (comma-separated, e.g. ``acme_chaos.plugins``; a package's modules
 register into whichever registry they import). An unknown name is a ``ConfigError`` naming
-the known ones.
+the known ones; a name registered from two files is a ``ConfigError`` naming both.
 """
 
 from __future__ import annotations
@@ -78,10 +78,18 @@ class Registry(Generic[T]):
         """Register ``factory`` under ``name``; without a factory, a class decorator."""
 
         def add(made: F) -> F:
+            origin = _origin(made)
+            taken = self._origins.get(name)
+            if taken is not None and taken != origin:
+                # A second plug-in under a taken name would silently replace the first.
+                raise ConfigError(
+                    f"{self.kind} {name!r} is registered twice: in {taken} and in {origin};"
+                    " rename one of them"
+                )
             if isinstance(made, type):
                 made.name = name  # type: ignore[attr-defined]
             self._factories[name] = made  # type: ignore[assignment]
-            self._origins[name] = _origin(made)
+            self._origins[name] = origin
             return made
 
         if factory is not None:

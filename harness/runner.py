@@ -306,7 +306,7 @@ def collect(
     intercepted: Sequence[JournalEntry] = (),
 ) -> Evidence:
     wut = run.workflow
-    rows = run.executions()
+    rows = run.all_executions()
     control = run.stack.require_provider().control
     effect = wut.effect_kind  # "" for a workflow judged through its upstreams' fakes
     in_window = [c for c in control.commits() if c.committed_at >= run.started_at]
@@ -379,7 +379,8 @@ def _node_failures(run: CaseRun, rows: list[dict[str, Any]]) -> list[str]:
             with suppress(HarnessError, httpx.HTTPError):
                 failure = api.node_failure(row["id"])
                 if failure is not None:
-                    lines.append(f"execution {row['id']}: {failure.line()}")
+                    called = f" (workflow {row['workflow']!r})" if row.get("workflow") else ""
+                    lines.append(f"execution {row['id']}{called}: {failure.line()}")
     return lines
 
 
@@ -432,8 +433,12 @@ def _finish(
         history=run.history.to_json(),
         journal=run.journal.to_json(),
         intercepted=[asdict(e) for e in intercepted],
+        # The case's reference, and every other attempt of its window (a stray commit's,
+        # with where its reference was read and what was there).
         provider_attempts=[
-            a.__dict__ | {"outcome": str(a.outcome)} for a in control.attempts(reference=run.key)
+            a.__dict__ | {"outcome": str(a.outcome)}
+            for a in control.attempts()
+            if a.reference == run.key or a.received_at >= run.started_at
         ],
-        executions=run.executions(),
+        executions=run.all_executions(),
     )

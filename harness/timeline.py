@@ -124,13 +124,19 @@ def _provider(doc: Mapping[str, Any], zero: float) -> Iterable[TimelineEvent]:
         label += f" key={key}" if key else " (no idempotency key)"
         if attempt.get("http_status") is not None:
             label += f" -> HTTP {attempt['http_status']}"
+        label += _read_from(attempt)
+        if attempt.get("preview"):
+            label += f" body {attempt['preview']}"
         yield _span(attempt, ("received_at", "finished_at"), zero, "provider", label, "outcome")
     evidence = doc.get("evidence") or {}
+    by_effect = {a.get("effect_id"): a for a in doc.get("provider_attempts") or []}
     for stray, commits in ((False, evidence.get("commits")), (True, evidence.get("stray_commits"))):
         for commit in commits or []:
             label = f"commit {commit.get('effect_id')} ({commit.get('effect', 'charge')})"
-            if stray:  # another reference or effect kind: say which
-                label = f"stray {label[:-1]}, ref {commit.get('reference')})"
+            if stray:  # another reference or effect kind: say which, and where it was read
+                label = f"stray {label[:-1]}, ref {commit.get('reference')!r})"
+                note = (by_effect.get(commit.get("effect_id")) or {}).get("reference_note")
+                label += f" read from {note}" if note else ""
             yield TimelineEvent(
                 float(commit["committed_at"]) - zero,
                 "provider",
@@ -139,11 +145,22 @@ def _provider(doc: Mapping[str, Any], zero: float) -> Iterable[TimelineEvent]:
             )
 
 
+def _read_from(attempt: Mapping[str, Any]) -> str:
+    """`` ref 'ord-1' from json /order/id``, or where an empty one was looked for and what
+    was there (an upstream fake's attempt; the bundled API's carry no note)."""
+    note = attempt.get("reference_note")
+    if not note:
+        return ""
+    return f" ref {attempt.get('reference') or ''!r} from {note}"
+
+
 def _executions(doc: Mapping[str, Any], zero: float) -> Iterable[TimelineEvent]:
     for row in doc.get("executions") or []:
         if row.get("started_at") is None:
             continue
         label = f"execution {row.get('id')} ({row.get('mode')})"
+        if row.get("workflow"):
+            label += f" of {row['workflow']!r}"
         if row.get("retry_of"):
             label += f" retry of {row['retry_of']}"
         yield _span(row, ("started_at", "stopped_at"), zero, "n8n", label, "status")

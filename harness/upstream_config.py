@@ -50,7 +50,14 @@ def configs_of(upstreams: dict[str, UpstreamSpec], business_key: str = "") -> li
     """The fakes' config; a fake without a ``reference`` looks for the business key where
     ``DEFAULT_REFERENCE`` says (a mail fake needs one: its subject or a header)."""
     # Imported here: the fakes' module is the provider's; the manifest loads without it.
-    from fake_providers.upstreams import ReferenceSource, Route, RouteTemplate, Upstream
+    from fake_providers.personalities import personality
+    from fake_providers.upstreams import (
+        Collection,
+        ReferenceSource,
+        Route,
+        RouteTemplate,
+        Upstream,
+    )
 
     key_path = tuple(p for p in business_key.replace("/", ".").split(".") if p)
 
@@ -62,8 +69,11 @@ def configs_of(upstreams: dict[str, UpstreamSpec], business_key: str = "") -> li
     for host, spec in upstreams.items():
         reference = None
         if spec.reference is not None:
-            ((kind, where),) = spec.reference.items()
-            reference = ReferenceSource(kind, where)
+            regex = spec.reference.get("regex", "")
+            ((kind, where),) = [(k, v) for k, v in spec.reference.items() if k != "regex"]
+            reference = ReferenceSource(kind, where, regex)
+        elif key_path and spec.personality:
+            reference = personality(spec.personality).reference(key_path[-1])
         elif key_path and spec.fake in DEFAULT_REFERENCE:
             reference = ReferenceSource(*DEFAULT_REFERENCE[spec.fake](key_path))
         found.append(
@@ -79,6 +89,17 @@ def configs_of(upstreams: dict[str, UpstreamSpec], business_key: str = "") -> li
                 ),
                 idempotency_header=spec.idempotency_header,
                 effect=spec.effect,
+                personality=spec.personality or "",
+                collections=tuple(
+                    Collection(
+                        name,
+                        tuple(route(r) for r in c.writes),
+                        tuple(route(r) for r in c.reads),
+                        c.identity,
+                        c.per_path,
+                    )
+                    for name, c in spec.collections.items()
+                ),
             )
         )
     return found
@@ -88,9 +109,12 @@ def upstream_warnings(
     manifest_path: Path,
     upstreams: dict[str, UpstreamSpec],
     workflows: list[tuple[Path, dict[str, Any]]],
+    deployment: wh.Deployment | None = None,
 ) -> list[str]:
-    """Mapped hosts no node calls, effect routes no node reaches, called hosts no fake answers."""
-    calls = [call for _, workflow in workflows for call in wh.calls(workflow)]
+    """Mapped hosts no node calls, effect routes no node reaches, called hosts no fake answers
+    (hosts reached through ``$env`` / ``$vars`` included), URLs from values nobody sets."""
+    deployment = deployment or wh.Deployment()
+    calls = [call for _, workflow in workflows for call in wh.calls(workflow, deployment)]
     # A token host is called by n8n itself when it refreshes a credential's token.
     called = {call.host for call in calls}.union(*(token_hosts(w) for _, w in workflows))
     unread = [name for _, workflow in workflows for name in wh.unread_nodes(workflow)]
@@ -110,6 +134,14 @@ def upstream_warnings(
                     f"{text!r}; the cases would count no commit there, so fix the route to "
                     "the method and path the node calls"
                 )
+    for file, workflow in workflows:
+        for node, kind, name in wh.unset_references(workflow, deployment):
+            field_name = "env" if kind == "env" else "variables"
+            found.append(
+                f"{file}: node {node!r} calls a URL from ${kind}.{name}, which the manifest's "
+                f"field {field_name!r} does not set: n8n has no value for it; add "
+                f'"{name}": "https://<the host>" there and map that host in \'upstreams\''
+            )
     for call in calls:
         if call.host not in upstreams:
             found.append(

@@ -4,15 +4,17 @@ A node with a ``url`` parameter (HTTP Request, and any other) calls the literal 
 URL; built-in service nodes call their service's fixed host; Send Email speaks SMTP ("smtp");
 another node with a credential calls the host of its credential type's URL defaults (from n8n's
 catalogue, ``harness.credential_catalogue``).
-A URL whose host is an expression (``{{ $env.N8N_CHAOS_UPSTREAM_PROVIDER }}``) or a loopback
-address is not an intercepted host: it is skipped.
+A URL that starts with the deployment's environment (``{{ $env.SUPABASE_URL }}/rest/v1``) or
+an n8n Variable (``{{ $vars.API_BASE }}``) calls the host of the value the manifest gives it;
+any other expression host (``{{ $env.N8N_CHAOS_UPSTREAM_PROVIDER }}``) or a loopback address is
+not an intercepted host: it is skipped.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.credential_catalogue import installed_catalogue
@@ -31,6 +33,8 @@ BUILT_IN_HOSTS = {
 }
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 _URL = re.compile(r"^\s*=?\s*https?://([^/:?#\s{}]+)(:\d+)?([^?#\s]*)", re.IGNORECASE)
+# {{ $env.NAME }}, {{ $env["NAME"] }}, {{ $vars.NAME }} (the whole expression, nothing more).
+_DEPLOYMENT_VALUE = re.compile(r"""\{\{\s*\$(env|vars)(?:\.(\w+)|\[\s*['"](\w+)['"]\s*\])\s*\}\}""")
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,44 @@ class Call:
     path: str | None = None
 
 
-def calls(workflow: dict[str, Any]) -> Iterator[Call]:
+@dataclass(frozen=True)
+class Deployment:
+    """What the deployment holds for expressions: ``$env`` and ``$vars`` values by name."""
+
+    env: Mapping[str, str] = field(default_factory=dict)
+    variables: Mapping[str, str] = field(default_factory=dict)
+
+    def resolve(self, url: str) -> str:
+        """The URL with each ``{{ $env.X }}`` / ``{{ $vars.X }}`` the deployment sets
+        replaced by its value (the leading ``=`` of an expression dropped then)."""
+
+        def value(found: re.Match[str]) -> str:
+            values = self.env if found.group(1) == "env" else self.variables
+            return values.get(found.group(2) or found.group(3), found.group(0))
+
+        resolved = _DEPLOYMENT_VALUE.sub(value, url)
+        return resolved.lstrip().removeprefix("=") if resolved != url else url
+
+
+def unset_references(
+    workflow: dict[str, Any], deployment: Deployment
+) -> Iterator[tuple[str, str, str]]:
+    """(node, "env" | "vars", name) of each URL that starts from a value the deployment
+    does not set (the harness's own ``N8N_CHAOS_*`` variables aside)."""
+    for node in workflow.get("nodes", []):
+        params = node.get("parameters") if isinstance(node, dict) else None
+        url = params.get("url") if isinstance(params, dict) else None
+        if not isinstance(url, str) or node.get("disabled", False):
+            continue
+        for found in _DEPLOYMENT_VALUE.finditer(url):
+            kind, name = found.group(1), found.group(2) or found.group(3)
+            values = deployment.env if kind == "env" else deployment.variables
+            if name not in values and not name.startswith("N8N_CHAOS_"):
+                yield str(node.get("name")), kind, name
+
+
+def calls(workflow: dict[str, Any], deployment: Deployment | None = None) -> Iterator[Call]:
+    deployment = deployment or Deployment()
     for node in workflow.get("nodes", []):
         if not isinstance(node, dict) or node.get("disabled", False):
             continue
@@ -54,6 +95,7 @@ def calls(workflow: dict[str, Any]) -> Iterator[Call]:
             continue
         params = node.get("parameters")
         url = params.get("url") if isinstance(params, dict) else None
+        url = deployment.resolve(url) if isinstance(url, str) else url
         if not isinstance(url, str) or (found := _URL.match(url)) is None:
             yield from (Call(name, host) for host in _credential_hosts(node))
             continue

@@ -13,7 +13,7 @@ never sends the business key as the provider's ``reference`` (so its commits are
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,9 @@ _BRACKET = re.compile(r"""\[\s*["']([^"']+)["']\s*\]""")
 # Member accesses and calls only ($('Webhook').first().json.body.order_id): no operators.
 _MEMBER_PATH = re.compile(r"""^[\w$.()'"]+$""")
 _CONVERSIONS = re.compile(r"^String\((.*)\)$|^(.*)\.toString\(\)$")
+IDEMPOTENCY_HEADER = "idempotency-key"
+# A name in a JSON object (n8n's "Using JSON" headers): `"Idempotency-Key": ...`.
+_QUOTED_NAME = re.compile(r"""["']([\w-]+)["']\s*:""")
 
 
 def load_workflow(path: Path, read_json: Any, default_name: str | None = None) -> dict[str, Any]:
@@ -312,6 +315,25 @@ def _is_key(expression: str, key_path: tuple[str, ...]) -> bool:
         return False
     dotted = ".".join(key_path)
     return expr == dotted or expr.endswith("." + dotted)
+
+
+def sends_idempotency_key(workflow: dict[str, Any], headers: Iterable[str] = ()) -> bool:
+    """Does an enabled node send an ``Idempotency-Key`` header (or one of ``headers``, e.g. a
+    record fake's ``idempotency_header``), as a keypair header or in a JSON header object?"""
+    names = {IDEMPOTENCY_HEADER, *(h.lower() for h in headers)}
+    for node in workflow.get("nodes", []):
+        if node.get("disabled", False):
+            continue
+        params = node.get("parameters")
+        for pair in _pairs(params):
+            name = pair.get("name")
+            if isinstance(name, str) and name.strip().lower() in names:
+                return True
+        for text in _strings(params):
+            quoted = (found.group(1).lower() for found in _QUOTED_NAME.finditer(text))
+            if any(name in names for name in quoted):
+                return True
+    return False
 
 
 def resume_wait_nodes(workflow: dict[str, Any]) -> list[str]:

@@ -216,14 +216,34 @@ def negative_controls() -> str:
         "| control | its bug | caught by | verdict |",
         "|---|---|---|---|",
     ]
-    for manifest in sorted((ROOT / "workflows_under_test").glob("*/manifest.json")):
-        control = json.loads(manifest.read_text()).get("negative_control")
+    bundled = ROOT / "workflows_under_test"
+    found = [
+        (manifest.parent.name, json.loads(manifest.read_text()).get("negative_control"))
+        for manifest in bundled.glob("*/manifest.json")
+    ]
+    for project in bundled.glob("*/n8n-chaos-project.json"):  # a folder of n8n exports
+        doc = json.loads(project.read_text())
+        found += [(name, entry.get("negative_control")) for name, entry in doc["workflows"].items()]
+    for name, control in sorted(found):
         if not control:
             continue
         caught: dict[str, str] = control["caught_by"]
         scenarios = ", ".join(f"`{s}`" for s in caught)
         verdicts = ", ".join(sorted(set(caught.values())))
-        rows.append(f"| `{manifest.parent.name}` | {control['bug']} | {scenarios} | {verdicts} |")
+        rows.append(f"| `{name}` | {control['bug']} | {scenarios} | {verdicts} |")
+    return "\n".join(rows)
+
+
+def personalities() -> str:
+    """The record fake's built-in personalities as a table, from their modules."""
+    from fake_providers.personalities import PERSONALITIES
+
+    rows = [
+        "| personality | host | what is an effect | what is a read | where the key travels |",
+        "|---|---|---|---|---|",
+    ]
+    for name, kind in sorted(PERSONALITIES.items()):
+        rows.append(f"| `{name}` | {kind.host} | {kind.effect} | {kind.read} | {kind.key} |")
     return "\n".join(rows)
 
 
@@ -359,6 +379,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "harness_retries_default": harness_retries_default,
     "ci_shards": ci_shards,
     "negative_controls": negative_controls,
+    "personalities": personalities,
     "what_n8n_does": what_n8n_does,
     "matrix_by_version": matrix_by_version,
     "desk_overhead_cold_s": desk_overhead_cold_s,

@@ -101,6 +101,8 @@ class Attempt:
     detail: str | None
     received_at: float
     finished_at: float | None
+    preview: str | None = None  # an upstream fake's masked body preview
+    reference_note: str | None = None  # where the reference was read; if empty, what was there
 
     @property
     def duration_s(self) -> float | None:

@@ -62,6 +62,10 @@ class EffectResult:
     outcome: Outcome
     charge: ChargeRow | None = None
     objects: Sequence[ObjectRow] = ()  # state an upstream fake reads back later
+    upsert: bool = False  # objects already stored are updated, and then nothing commits
+    # A unique write: when one of the objects is stored already, nothing is written or
+    # committed and this is the answer (PostgREST's 409 on a duplicate primary key).
+    conflict: StoredResponse | None = None
 
 
 @dataclass(frozen=True)
@@ -164,8 +168,9 @@ class EffectPipeline:
                 _settle, start=start, claim=claim, result=result, stored=stored, now=runtime.clock()
             )
         )
-        if not settled:
+        if settled is None:
             return self._answers.reset()
+        stored = settled
         await self._finish(claim, None, stored.status)
         return to_response(stored)
 
@@ -189,8 +194,9 @@ class EffectPipeline:
                 _settle, start=start, claim=claim, result=result, stored=stored, now=runtime.clock()
             )
         )
-        if not settled:
+        if settled is None:
             return self._answers.reset()
+        stored = settled
         reached_by = replace(reached_by, effect_id=result.effect_id)
         await runtime.barriers.reach(CrashPoint.COMMITTED, reached_by)
         if fault is not None and fault.kind is FaultKind.COMMIT_THEN_HANG:
@@ -252,7 +258,12 @@ def _settle(
     result: EffectResult,
     stored: StoredResponse,
     now: float,
-) -> bool:
+) -> StoredResponse | None:
+    """The answer settled (None: a reset wiped the attempt). Runs on the one database thread,
+    so a unique write's check and its insert are one step."""
+    if result.conflict is not None and store.has_objects(result.objects):
+        stored = result.conflict
+        result = replace(result, commits=False, objects=(), outcome=Outcome.REJECTED_4XX)
     commit = None
     if result.commits:
         commit = CommitRow(
@@ -265,7 +276,7 @@ def _settle(
             attempt_no=claim.attempt_no,
             committed_at=now,
         )
-    return store.settle(
+    settled = store.settle(
         claim.attempt_id,
         result.outcome,
         key=start.key,
@@ -275,4 +286,6 @@ def _settle(
         response=stored,
         now=now,
         objects=result.objects,
+        upsert=result.upsert,
     )
+    return stored if settled else None

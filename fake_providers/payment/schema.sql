@@ -13,7 +13,9 @@ CREATE TABLE IF NOT EXISTS attempts (
     effect_id       TEXT,
     detail          TEXT,
     received_at     REAL NOT NULL,
-    finished_at     REAL
+    finished_at     REAL,
+    preview         TEXT,     -- an upstream fake's masked body preview
+    reference_note  TEXT      -- where the reference was read; if empty, what was there
 );
 CREATE INDEX IF NOT EXISTS attempts_by_subject ON attempts (effect, subject, attempt_no);
 CREATE INDEX IF NOT EXISTS attempts_by_reference ON attempts (reference);

@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..personalities.base import deep_merge
 from .kinds import Outcome
 
 Row = dict[str, Any]
@@ -56,6 +57,10 @@ class AttemptStart:
     reference: str
     fingerprint: str
     received_at: float
+    # What the evidence shows of the request (``fakes.explain``): a masked body preview, and
+    # where the reference was read (and what was there when it is empty).
+    preview: str = ""
+    reference_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,7 @@ class LedgerStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(resources.files(__package__).joinpath("schema.sql").read_text())
+        self._add_columns()
         self._recover(now)
 
     def close(self) -> None:
@@ -118,6 +124,13 @@ class LedgerStore:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+
+    def _add_columns(self) -> None:
+        """Columns added since a store's file may have been made (a provider restarted on it)."""
+        have = {row["name"] for row in self._db.execute("PRAGMA table_info(attempts)")}
+        for column in ("preview", "reference_note"):
+            if column not in have:
+                self._db.execute(f"ALTER TABLE attempts ADD COLUMN {column} TEXT")
 
     def _recover(self, now: float) -> None:
         """Attempts and claims left over by a previous process that died mid-request."""
@@ -178,8 +191,8 @@ class LedgerStore:
             attempt_id = _lastrowid(
                 db.execute(
                     "INSERT INTO attempts (effect, subject, idempotency_key, reference,"
-                    " fingerprint, attempt_no, outcome, received_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    " fingerprint, attempt_no, outcome, received_at, preview, reference_note)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         start.effect,
                         subject,
@@ -189,6 +202,8 @@ class LedgerStore:
                         attempt_no,
                         Outcome.IN_FLIGHT,
                         start.received_at,
+                        start.preview or None,
+                        start.reference_note or None,
                     ),
                 )
             )
@@ -269,12 +284,19 @@ class LedgerStore:
         response: StoredResponse | None,
         now: float,
         objects: Sequence[ObjectRow] = (),
+        upsert: bool = False,
     ) -> bool:
         """Commit the effect (if any) and store the response for replay, in one transaction.
 
-        Returns False, changing nothing, when a reset wiped the attempt while it was held.
+        `upsert`: an object already stored is merged into; when every one was, nothing
+        commits (the service's upsert: the same identity is one effect). Returns False,
+        changing nothing, when a reset wiped the attempt while it was held.
         """
         with self._transaction() as db:
+            if upsert:
+                objects, existed = self._merged(db, objects)
+                if existed:
+                    commit, outcome = None, Outcome.PROCESSED
             still_ours = db.execute(
                 "UPDATE attempts SET outcome = ?, effect_id = ? WHERE id = ? AND outcome = ?",
                 (outcome, effect_id, attempt_id, Outcome.IN_FLIGHT),
@@ -408,6 +430,36 @@ class LedgerStore:
         return self._select("charges", "created_at", reference=reference, idempotency_key=key)[
             :limit
         ]
+
+    @staticmethod
+    def _merged(
+        db: sqlite3.Connection, objects: Sequence[ObjectRow]
+    ) -> tuple[list[ObjectRow], bool]:
+        """The objects laid over those already stored; whether every one was stored."""
+        merged, existed = [], bool(objects)
+        for obj in objects:
+            row = db.execute(
+                "SELECT document FROM objects WHERE host = ? AND kind = ? AND id = ?",
+                (obj.host, obj.kind, obj.id),
+            ).fetchone()
+            if row is None:
+                merged.append(obj)
+                existed = False
+                continue
+            document = deep_merge(json.loads(row[0]), obj.document)
+            merged.append(ObjectRow(obj.host, obj.kind, obj.id, document, obj.created_at))
+        return merged, existed
+
+    def has_objects(self, objects: Sequence[ObjectRow]) -> bool:
+        """Is any of these objects (host, kind, id) stored already?"""
+        return any(
+            self._db.execute(
+                "SELECT 1 FROM objects WHERE host = ? AND kind = ? AND id = ?",
+                (obj.host, obj.kind, obj.id),
+            ).fetchone()
+            is not None
+            for obj in objects
+        )
 
     def charge(self, charge_id: str) -> Row | None:
         rows = self._select("charges", "created_at", id=charge_id)

@@ -17,6 +17,17 @@ from harness.stack.install import Installer
 console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+# `-k`, said once for `run` and `list`: the same selection, read as pytest reads it.
+keyword_option = click.option(
+    "-k",
+    "keyword",
+    default=None,
+    metavar="EXPR",
+    help="Only the cases whose id matches, e.g. -k 'payment_naive and worker_kill' "
+    "(pytest's -k expression).",
+)
+
+
 def installer(n8n_version: str) -> Installer:
     def progress(part: str, message: str) -> None:
         console.print(f"[bold]install[/] {part}: {message}")

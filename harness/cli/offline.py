@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from harness.cli.common import console, fail, installer, warn
+from harness.cli.common import console, fail, installer, keyword_option, warn
+from harness.cli.stack_count import keyword_selects
 from harness.errors import HarnessError
 from harness.options import click_options
 from harness.stack.install import DEFAULT_N8N_VERSION
@@ -17,13 +18,14 @@ from harness.stack.run import default_runs_root
 
 
 @click.command(name="list")
+@keyword_option
 @click_options("list")
 @click.option(
     "--verdicts",
     is_flag=True,
     help="List the verdicts instead (code, violation or not, meaning; by precedence).",
 )
-def list_cases(workflows_dir: Path | None, verdicts: bool) -> None:
+def list_cases(workflows_dir: Path | None, verdicts: bool, keyword: str | None) -> None:
     """List the cases of the crash matrix with their expected verdicts (starts nothing)."""
     if verdicts:
         from harness.verdicts import print_vocabulary
@@ -38,6 +40,10 @@ def list_cases(workflows_dir: Path | None, verdicts: bool) -> None:
         cases = matrix(discover(workflows_dir or BUNDLED_WORKFLOWS, on_warning=warn))
     except HarnessError as exc:
         fail(exc)
+    try:
+        cases = [case for case in cases if keyword_selects(case.id, keyword)]
+    except HarnessError as exc:
+        fail(exc)
     for case in cases:
         expected = "/".join(sorted(v.value for v in case.expected))
         click.echo(f"{case.id:60} expect {expected}")
@@ -45,11 +51,16 @@ def list_cases(workflows_dir: Path | None, verdicts: bool) -> None:
 
 
 @click.command()
-def schema() -> None:
+@click.option(
+    "--project",
+    is_flag=True,
+    help="the schema of n8n-chaos-project.json (a folder of n8n exports) instead",
+)
+def schema(project: bool) -> None:
     """Print the JSON Schema of manifest.json (for editors: README says how to use it)."""
     from harness.manifest_model import json_schema
 
-    click.echo(json.dumps(json_schema(), indent=2))
+    click.echo(json.dumps(json_schema(project=project), indent=2))
 
 
 @click.command()

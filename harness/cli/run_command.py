@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from harness.cli.common import fail, warn
+from harness.cli.common import fail, keyword_option, warn
 from harness.cli.stack_count import (
     StackChoice,
     cases_selected,
@@ -23,13 +23,7 @@ from harness.options import JOBS_FLAGS, click_options, for_command, pytest_args
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.option(
-    "-k",
-    "keyword",
-    default=None,
-    metavar="EXPR",
-    help="Only the cases whose id matches, e.g. -k 'payment_naive and worker_kill'.",
-)
+@keyword_option
 @click.option(
     "--alluredir", default="allure-results", show_default=True, help="Where Allure results go."
 )

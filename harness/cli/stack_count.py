@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.errors import ConfigError
 from harness.options import XDIST_FLAGS
 
 # What one stack takes at its peak (n8n main + 2 workers, Postgres, Redis, Toxiproxy, the
@@ -78,17 +78,28 @@ def choose_stacks(
 _SUITE_NAMES = "harness/suite.py::test_exactly_once"
 
 
-def cases_selected(case_ids: list[str], keyword: str | None) -> int | None:
-    """How many cases `-k` keeps, when that is plain to see: no -k (all), or one word
-    (pytest keeps the ids that contain it); None when only pytest can say (an expression)."""
+def keyword_selects(case_id: str, keyword: str | None) -> bool:
+    """Whether pytest's ``-k keyword`` keeps this case: the same expression language (and,
+    or, not, parentheses; a word matches a part of a name, case ignored), evaluated by
+    pytest's own parser over the names pytest sees for a case."""
     if not keyword:
-        return len(case_ids)
-    word = keyword.strip().lower()
-    if not re.fullmatch(r"[\w.-]+", word) or word in ("and", "or", "not"):
-        return None
-    if word in _SUITE_NAMES:
-        return len(case_ids)
-    return sum(word in case_id.lower() for case_id in case_ids) or None
+        return True
+    from _pytest.mark.expression import Expression
+
+    names = (case_id.lower(), _SUITE_NAMES.lower())
+    try:
+        expression = Expression.compile(keyword)
+    except SyntaxError as exc:  # pytest 8-9 raise SyntaxError; older ones a subclass of it
+        raise ConfigError(
+            f"-k {keyword!r} is not a pytest keyword expression ({exc}); "
+            "e.g. -k 'payment_naive and worker_kill'"
+        ) from None
+    return expression.evaluate(lambda word, /, **_: any(word.lower() in n for n in names))
+
+
+def cases_selected(case_ids: list[str], keyword: str | None) -> int | None:
+    """How many cases `-k` keeps (None when none: pytest then says so itself)."""
+    return sum(keyword_selects(case_id, keyword) for case_id in case_ids) or None
 
 
 def xdist_in(args: list[str]) -> str | None:

@@ -1,10 +1,11 @@
 """impatient: a sender whose own timeout is shorter than the work (an API gateway, a client
 library) gives up and sends the event again while the first execution is still running.
 
-The plan holds the first effect request at the provider once it committed (its answer held)
-until the sender, having timed out, sent again and got an answer (a status, not a timeout)
-to a retry; then it lets the first answer go. The retry thus meets the first execution in
-flight (the provider's 409 for its key, the ledger's "claimed"). The promise: the retry is
+The plan holds the first effect request at the provider once it committed (its answer held;
+``hold_point``) until the sender, having timed out, sent again and got an answer (a status,
+not a timeout) to a retry; then it lets the first go. The retry thus meets the first
+execution in flight (the ledger's "claimed"; ``meets_in_flight`` holds the request before
+its commit, where the provider answers its key 409). The promise: the retry is
 answered "in flight" (409, 429, 5xx: the sender tries again) or with the final outcome,
 never a definite failure for an effect that then commits (the oracle's CONTRADICTED), and
 the effect happens once.
@@ -15,8 +16,9 @@ Proof, from n8n's own rows: the retry's execution ran while the first one was ru
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
+from fake_providers.payment import Barrier
 from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.crashpoints.base import REACH_S, hold_at
 from harness.deliveries.base import Plan, max_overlap, register
@@ -36,25 +38,28 @@ class Impatient(Plan):
     # A workflow that answers before its work never keeps this sender waiting.
     needs = frozenset({"sync_answer"})
     resends = True
+    # Where the provider holds the first effect request (the barrier's point).
+    hold_point: ClassVar[ProviderPoint] = ProviderPoint.COMMITTED
 
     def __init__(self) -> None:
         super().__init__()
         self.run: CaseWorld | None = None
+        self.held: Barrier | None = None
 
     def start(self, run: CaseWorld) -> BackgroundDelivery:
         self.run = run
-        held = hold_at(run, ProviderPoint.COMMITTED)  # released by the plan, never by expiry
+        held = self.held = hold_at(run, self.hold_point)  # released by the plan, not expiry
         sender = run.start_delivery(retry=True, attempt_timeout_s=GIVE_UP_S)
 
         def overlap_then_release() -> None:
             try:
                 if run.wait_for(
-                    "the first effect request to commit",
+                    f"the first effect request to reach {self.hold_point.value}",
                     lambda: held.info().reached,
                     REACH_S,
                     lambda: sender.done,
                 ):
-                    run.journal.record("delivery.impatient", "first held", timeout_s=GIVE_UP_S)
+                    run.journal.record(f"delivery.{self.name}", "first held", timeout_s=GIVE_UP_S)
                     run.wait_for(
                         "the impatient sender's retry to be answered",
                         lambda: bool(_answered_retries(run)),
@@ -63,7 +68,7 @@ class Impatient(Plan):
                     )
             finally:
                 held.release()
-                run.journal.record("delivery.impatient", "first released", at=time.time())
+                run.journal.record(f"delivery.{self.name}", "first released", at=time.time())
             sender.join(RETRY_ANSWERED_S * 4)
 
         return BackgroundDelivery(overlap_then_release)

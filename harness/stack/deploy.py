@@ -1,14 +1,26 @@
 """Put a workflow on a running stack: create it, point its ledger credential at this run's,
-publish it, and wait until its production webhook is registered."""
+publish it, and wait until its production webhook is registered.
+
+A workflow another one calls by id (an Execute Workflow node's sub-workflow, an Error
+Workflow named in ``settings.errorWorkflow``) is deployed with that id: n8n's API picks a new
+id on create, so ``give_id`` renames the fresh, unpublished workflow in n8n's database, in
+one transaction, together with every row that refers to it by foreign key; it is published
+under its new id afterwards. n8n 2.x runs a sub-workflow only from its published version
+("Workflow is not active and cannot be executed"); an Execute Workflow Trigger counts as a
+trigger, so publishing it is accepted.
+"""
 
 from __future__ import annotations
 
 import copy
+import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
 from harness import workflow_json as wj
 from harness.errors import ConfigError, SetupError
@@ -95,6 +107,54 @@ def publication_done(n8n_dsn: str, workflow_id: str) -> bool:
     return True
 
 
+# The foreign keys that point at workflow_entity.id (shared_workflow, workflow_history, ...).
+_REFERENCES = """
+SELECT cl.relname, att.attname
+FROM pg_constraint con
+JOIN pg_class cl ON cl.oid = con.conrelid
+JOIN pg_attribute att ON att.attrelid = con.conrelid AND att.attnum = con.conkey[1]
+WHERE con.contype = 'f' AND con.confrelid = 'workflow_entity'::regclass
+"""
+
+
+def workflow_exists(n8n_dsn: str, workflow_id: str) -> bool:
+    with psycopg.connect(n8n_dsn) as conn:
+        row = conn.execute("SELECT 1 FROM workflow_entity WHERE id = %s", (workflow_id,))
+        return row.fetchone() is not None
+
+
+def give_id(n8n_dsn: str, created: str, wanted: str) -> None:
+    """Rename the unpublished workflow ``created`` to ``wanted`` (and every row referring to
+    it), in one transaction; the foreign keys are not deferrable, so their triggers are off
+    for this transaction only (``session_replication_role``, the database owner's right)."""
+    with psycopg.connect(n8n_dsn) as conn, conn.transaction():
+        conn.execute("SET LOCAL session_replication_role = replica")
+        for table, column in conn.execute(_REFERENCES).fetchall():
+            conn.execute(
+                sql.SQL("UPDATE {t} SET {c} = %s WHERE {c} = %s").format(
+                    t=sql.Identifier(table), c=sql.Identifier(column)
+                ),
+                (wanted, created),
+            )
+        conn.execute("UPDATE workflow_entity SET id = %s WHERE id = %s", (wanted, created))
+
+
+def write_variables(n8n_dsn: str, variables: Mapping[str, str]) -> None:
+    """n8n Variables ($vars.NAME), global, straight into n8n's ``variables`` table: its API
+    refuses them without an enterprise licence (``feat:variables``), but executions read
+    the table (``WorkflowHelpers.getVariables``, no licence check) through a cache each
+    process fills on its first execution, so this runs before any."""
+    if not variables:
+        return
+    with psycopg.connect(n8n_dsn) as conn, conn.transaction():
+        for key, value in variables.items():
+            conn.execute("DELETE FROM variables WHERE key = %s", (key,))
+            conn.execute(
+                "INSERT INTO variables (id, key, type, value) VALUES (%s, %s, 'string', %s)",
+                (secrets.token_hex(8), key, value),
+            )
+
+
 def deploy(
     api: N8nApi,
     n8n_dsn: str,
@@ -102,12 +162,21 @@ def deploy(
     webhook_base_url: str,
     credentials: dict[str, str],
     live_deadline_s: float = 60.0,
+    workflow_id: str | None = None,
 ) -> DeployedWorkflow:
+    """Create and publish ``workflow``; with ``workflow_id``, under that id (a workflow this
+    stack already holds under it is taken as deployed: the same file, called twice)."""
     started = time.monotonic()
     url = trigger_url(workflow, webhook_base_url)
-    workflow_id = api.create_workflow(bind_credentials(workflow, credentials))
-    api.publish(workflow_id)
     name = str(workflow.get("name"))
+    if workflow_id is not None and workflow_exists(n8n_dsn, workflow_id):
+        return DeployedWorkflow(workflow_id, name, url, 0.0)
+    created = api.create_workflow(bind_credentials(workflow, credentials))
+    if workflow_id is not None:
+        give_id(n8n_dsn, created, workflow_id)
+    else:
+        workflow_id = created
+    api.publish(workflow_id)
     wait_ready(
         Readiness(
             f"publication of workflow {name!r}", lambda: publication_done(n8n_dsn, workflow_id)

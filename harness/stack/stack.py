@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from harness.errors import ConfigError, HarnessError
 from harness.stack import n8n_db
-from harness.stack.deploy import DeployedWorkflow, deploy
+from harness.stack.deploy import DeployedWorkflow, deploy, write_variables
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation
 from harness.stack.intercept.launcher import InterceptProxy
 from harness.stack.n8n import N8nProcess, Role, SharedEnv, upstream_env_name
@@ -68,8 +68,11 @@ class StackConfig:
     n8n_version: str = DEFAULT_N8N_VERSION
     # name -> "host:port" of an HTTP upstream the workflows call (proxied per worker).
     upstreams: Mapping[str, str] = field(default_factory=dict)
-    # Extra or overriding n8n environment variables, e.g. QUEUE_WORKER_LOCK_DURATION.
+    # Extra or overriding n8n environment variables, e.g. QUEUE_WORKER_LOCK_DURATION, and
+    # the ones the workflows read ($env.NAME, from their manifests' ``env``).
     n8n_env: Mapping[str, str] = field(default_factory=dict)
+    # n8n Variables the workflows read ($vars.NAME), written before any execution.
+    variables: Mapping[str, str] = field(default_factory=dict)
     main_port: int | None = None
     ready_timeout_s: float = 180.0
     runs_root: Path | None = None
@@ -417,12 +420,14 @@ class Stack:
                 "sshTunnel": False,
             },
         )
+        write_variables(self.postgres_dsn, self.config.variables)
         self.timings["total"] = time.monotonic() - started
         self._write_state()
 
     # -- workflows --------------------------------------------------------------------
-    def deploy(self, workflow: dict[str, Any]) -> DeployedWorkflow:
-        """Create, bind the ledger credential, publish, and wait for the webhook to be live."""
+    def deploy(self, workflow: dict[str, Any], workflow_id: str | None = None) -> DeployedWorkflow:
+        """Create (under ``workflow_id`` if given), bind the ledger credential, publish, and
+        wait for the webhook to be live."""
         assert self.api is not None and self.ledger_credential_id is not None
         return deploy(
             self.api,
@@ -430,6 +435,7 @@ class Stack:
             workflow,
             self.webhook_base_url,
             {LEDGER_CREDENTIAL_NAME: self.ledger_credential_id},
+            workflow_id=workflow_id,
         )
 
     def apply_ledger_schema(self, sql: str | None) -> None:

@@ -1,7 +1,9 @@
 """Exports with n8n's Gmail and Google Sheets nodes, unmodified, run under the harness: their
 OAuth2 credentials are created connected (a token in ``oauthTokenData``), the node's request
 goes through the intercepting proxy to the record fake and is a commit with the business key,
-and a token refresh (n8n's answer to a 401) is answered by the token fake, inside the stack."""
+and a token refresh (n8n's answer to a 401) is answered by the token fake, inside the stack.
+The generic OAuth2 credential (oAuth2Api, client-credentials grant; PayPal's export) gets
+its token from the token fake the same way, before its first request."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from harness.credential_fill import GENERIC_TOKEN_HOST
 from harness.deployment import Deployment, deploy_under_test
 from harness.manifest import WorkflowUnderTest, load_manifest
 from harness.runner import route_upstreams
@@ -84,3 +87,22 @@ def test_a_401_makes_n8n_refresh_at_the_token_fake(n8n_stack: Stack) -> None:
     ]
     sends = [e for e in journal if e.host == "www.googleapis.com"]
     assert [e.status for e in sends] == [401, 401]  # the first token, then the refreshed one
+
+
+def test_a_generic_oauth2_credential_fetches_its_token_at_the_token_fake(n8n_stack: Stack) -> None:
+    wut, deployment = deployed(n8n_stack, "paypal_order")
+    key = f"it-paypal-{uuid.uuid4().hex[:8]}"
+    assert n8n_stack.intercept is not None
+    seen = len(n8n_stack.intercept.journal())
+    response = trigger(wut, deployment, key)
+    assert response.status_code == 200, response.text
+    commits = n8n_stack.require_provider().control.commits(reference=key)
+    assert [c.effect for c in commits] == ["record"], commits
+    journal = [
+        (e.host, e.method, e.path, e.outcome, e.status)
+        for e in n8n_stack.intercept.journal()[seen:]
+    ]
+    assert journal == [
+        (GENERIC_TOKEN_HOST, "POST", TOKEN_PATH, "forwarded", 200),
+        ("api-m.sandbox.paypal.com", "POST", "/v2/checkout/orders", "forwarded", 201),
+    ], journal

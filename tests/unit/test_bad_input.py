@@ -94,3 +94,30 @@ def test_a_missing_binary_is_named_with_the_fix(tmp_path: Path) -> None:
         assert not proc.running
     finally:
         run.reaper.close()
+
+
+@pytest.mark.parametrize(
+    ("upstream", "fix"),
+    [
+        ({"personality": "notoin"}, "use one of 'airtable', 'hubspot', 'notion'"),
+        (
+            {"personality": "hubspot", "reference": {"json": "/properties/order_id", "regex": "x"}},
+            "capture the business key in one (...)",
+        ),
+        (
+            {"collections": {"deals": {"reads": ["POST /crm/v3/objects/deals/search"]}}},
+            "add the route that creates its records",
+        ),
+    ],
+)
+def test_a_bad_personality_regex_or_collection_is_one_line(
+    tmp_path: Path, upstream: dict[str, object], fix: str
+) -> None:
+    root = workflow_copy(tmp_path, "crm_search_then_create")
+    manifest = root / "crm_search_then_create" / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    doc["upstreams"]["api.hubapi.com"] = upstream
+    manifest.write_text(json.dumps(doc))
+    done = cli(tmp_path, "run", "--workflows", str(root))
+    assert_refused(done, fix, tmp_path)
+    assert "field 'upstreams.api.hubapi.com." in done.stderr

@@ -15,10 +15,13 @@ from harness import credentials as creds
 from harness import loopback
 from harness.credential_fill import (
     FILLABLE,
+    GENERIC_TOKEN_HOST,
+    GENERIC_TOKEN_URL,
     TOKEN_HOSTS,
     WORKFLOW_REDIS_DB,
     FillContext,
     credential_data,
+    token_endpoint,
 )
 from harness.errors import SetupError
 from harness.manifest import load_manifest
@@ -136,7 +139,11 @@ def test_every_fillable_type_fills_without_secrets_shared_between_runs() -> None
         "password": "",
         "ssl": False,
     }
-    assert FILLABLE["oAuth2Api"](one)["grantType"] == "clientCredentials"
+    generic = FILLABLE["oAuth2Api"](one)
+    assert generic["grantType"] == "clientCredentials"
+    # n8n fetches the token where a token fake answers it (as a connected type refreshes).
+    assert generic["accessTokenUrl"] == GENERIC_TOKEN_URL
+    assert token_endpoint("oAuth2Api") == (GENERIC_TOKEN_HOST, "/token")
     # Only the fields of n8n's type (HubspotAppToken.credentials: appToken).
     assert set(FILLABLE["hubspotAppToken"](one)) == {"appToken"}
 

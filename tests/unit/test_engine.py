@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ class FakeDeployment:
     main: FakeDeployed
     reconciler: FakeDeployed | None = None
     error_workflow_id: str | None = None
+    called: dict[str, str] = field(default_factory=dict)
 
     @property
     def workflow_ids(self) -> list[str]:

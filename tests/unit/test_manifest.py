@@ -421,9 +421,11 @@ CORRECT_BUNDLED = {
     "payment_error_handled",
     "payment_idempotent",
     "payment_naive",
+    "sendgrid_contact_upsert",
     "smtp_receipt_dedup",
     "stripe_approval",
     "stripe_idempotent",
+    "subflow_checkout_idempotent",
     "webhook_dedup",
 }
 NEGATIVE_CONTROLS = {
@@ -435,25 +437,36 @@ NEGATIVE_CONTROLS = {
     "broken_key_from_execution",
     "broken_never_charges",
     "broken_no_idempotency_key",
+    "broken_provider_409_as_failure",
     "broken_read_then_insert",
     "broken_resend_on_unknown",
     "broken_unknown_as_failure",
     "broken_wrong_reference",
     "crm_search_then_create",
+    "notion_query_then_create",
+    "sheets_lookup_then_append",
     "stripe_approval_naive",
     "stripe_naive",
+    "subflow_checkout_naive",
+    "supabase_status_gate_late",
 }
 # Written as n8n's editor exports them for production: literal hosts, their own credentials.
 AS_EXPORTED = {
     "crm_search_then_create",
+    "notion_query_then_create",
+    "sendgrid_contact_upsert",
+    "sheets_lookup_then_append",
     "smtp_receipt_dedup",
     "stripe_approval",
     "stripe_approval_naive",
     "stripe_idempotent",
     "stripe_naive",
+    "subflow_checkout_idempotent",
+    "subflow_checkout_naive",
+    "supabase_status_gate_late",
 }
-# Guarded by the provider's idempotency key alone (no ledger of their own).
-KEY_ONLY = {"stripe_approval"}
+# Guarded by the provider alone (no ledger of their own): its idempotency key, its upsert.
+KEY_ONLY = {"stripe_approval", "sendgrid_contact_upsert"}
 
 
 def test_bundled_workflows_load() -> None:
@@ -495,6 +508,7 @@ def every_bundled_workflow() -> list[tuple[str, dict[str, Any]]]:
             flows.append((f"{wut.name} reconciler", wut.reconciler.workflow))
         if wut.error_workflow is not None:
             flows.append((f"{wut.name} error workflow", wut.error_workflow.workflow))
+        flows += [(f"{wut.name} calls {called.name}", called.workflow) for called in wut.called]
     return flows
 
 
@@ -512,6 +526,9 @@ def test_bundled_workflows_use_node_versions_of_both_supported_n8n_releases() ->
         "n8n-nodes-base.removeDuplicates": {2},
         "n8n-nodes-base.wait": {1.1},
         "n8n-nodes-base.emailSend": {2.1},
+        "n8n-nodes-base.executeWorkflow": {1.2},
+        "n8n-nodes-base.executeWorkflowTrigger": {1.1},
+        "n8n-nodes-base.noOp": {1},
     }
     for name, workflow in every_bundled_workflow():
         for node in workflow["nodes"]:
@@ -867,17 +884,20 @@ def test_reconciler_on_the_main_path_is_refused(tmp_path: Path) -> None:
 
 
 def test_bundled_exports_call_their_real_hosts_without_env() -> None:
-    """The production-style examples run as exported: no ``$env``, literal https hosts, each
-    host mapped to a fake, each credential a node uses referenced with an id and a name."""
+    """The production-style examples run as exported: no ``$env`` but the deployment's own
+    (their manifest's ``env``), https hosts, each host mapped to a fake, each credential a node
+    uses referenced with an id and a name (sub-workflows included)."""
     found = {w.name: w for w in discover(BUNDLED)}
     for name in AS_EXPORTED:
         wut = found[name]
-        text = json.dumps(wut.workflow)
-        assert "$env" not in text, name
+        workflows = [wut.workflow, *(called.workflow for called in wut.called)]
+        text = json.dumps(workflows)
+        assert set(re.findall(r"\$env\.(\w+)", text)) <= set(wut.env), name
         assert wut.upstreams, name
+        urls = text + json.dumps(list(wut.env.values()))
         for host in wut.upstreams:
-            assert host == "smtp" or f"https://{host}/" in text, (name, host)
-        for node in wut.workflow["nodes"]:
+            assert host == "smtp" or f"https://{host}" in urls, (name, host)
+        for node in [n for w in workflows for n in w["nodes"]]:
             for ref in node.get("credentials", {}).values():
                 assert ref["id"] and ref["name"], (name, node["name"])
 

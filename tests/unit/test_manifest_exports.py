@@ -276,8 +276,26 @@ def _set(path: str, value: Any) -> Any:
         (
             "upstreams.api~stripe~com.templates",
             {"POST /v1/x": {"body": "{}"}},
-            r"'upstreams.api.stripe.com': templates, reads and idempotency_header are the "
-            r"record fake's",
+            r"'upstreams.api.stripe.com': templates, reads, idempotency_header, personality and "
+            r"collections are the record fake's",
+        ),
+        (
+            "upstreams.api~stripe~com",
+            {"fake": "record", "personality": "notoin"},
+            r"'upstreams.api.stripe.com.personality': unknown personality 'notoin'; use one of "
+            r"'airtable', 'hubspot', 'notion'",
+        ),
+        (
+            "upstreams.api~stripe~com.reference",
+            {"query": "id", "regex": "^eq\\..+$"},
+            r"'upstreams.api.stripe.com.reference': regex '\^eq\\\\..\+\$' has 0 groups; "
+            r"capture the business key in one",
+        ),
+        (
+            "upstreams.api~stripe~com",
+            {"fake": "record", "collections": {"customers": {"reads": ["GET /customers"]}}},
+            r"'upstreams.api.stripe.com.collections.customers.writes': collection 'customers' "
+            r"names no write",
         ),
         (
             "upstreams.https://api~stripe~com",

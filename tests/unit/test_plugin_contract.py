@@ -116,3 +116,18 @@ def test_a_plugin_module_imports_nothing_of_the_engine(module: str) -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
     )
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_second_plugin_under_a_taken_name_is_refused_naming_both_files() -> None:
+    from harness.faults.base import NoAction
+
+    FAULTS.names()  # loads the plug-ins
+    taken = FAULTS.origin("worker_kill")
+
+    class Impostor(NoAction):
+        pass
+
+    with pytest.raises(ConfigError, match="registered twice") as caught:
+        FAULTS.register("worker_kill")(Impostor)
+    assert taken in str(caught.value) and __file__ in str(caught.value)
+    assert FAULTS.origin("worker_kill") == taken  # the first one stays

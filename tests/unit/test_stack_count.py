@@ -20,6 +20,7 @@ from harness.cli.stack_count import (
     warm_stack_to_attach,
     xdist_in,
 )
+from harness.errors import ConfigError
 from harness.options import for_command
 from harness.stack.attach import STATE_FILE, config_shape
 from harness.stack.stack import StackConfig
@@ -74,12 +75,18 @@ IDS = ["w-retry-worker_kill-after_commit", "w-retry-no_fault-none", "v-retry-no_
         ("w-retry-no_fault-none", 1),
         ("NO_FAULT", 2),  # pytest's -k ignores case
         ("exactly_once", 3),  # the test function's name: every case
-        ("no_fault and w", None),  # an expression: pytest decides
+        ("no_fault and w", 1),  # an expression, read as pytest reads it
+        ("not worker_kill", 2),
         ("nothing_like_it", None),
     ],
 )
 def test_cases_a_plain_k_selects(keyword: str | None, selected: int | None) -> None:
     assert cases_selected(IDS, keyword) == selected
+
+
+def test_a_broken_k_expression_names_the_fix() -> None:
+    with pytest.raises(ConfigError, match="not a pytest keyword expression"):
+        cases_selected(IDS, "no_fault and (")
 
 
 @pytest.mark.parametrize(

@@ -119,8 +119,40 @@ def test_the_senders_attempts_carry_their_outcome_and_interval() -> None:
 def test_provider_commits_and_stray_commits_are_told_apart() -> None:
     provider = [e for e in events(evidence_doc()) if e.lane == "provider"]
     assert [e.outcome for e in provider] == ["committed", "committed", "stray"]
-    assert "ref typo" in provider[-1].label
+    assert "ref 'typo'" in provider[-1].label
     assert "ref" not in provider[1].label
+
+
+def test_a_stray_commit_with_an_empty_reference_says_where_it_was_looked_for() -> None:
+    """An upstream fake's attempt keeps where the reference was read, what was there when
+    it is empty, and a masked preview of the body: the timeline shows all three."""
+    doc = evidence_doc()
+    doc["provider_attempts"].append(
+        {
+            "attempt_no": 1,
+            "effect": "record",
+            "idempotency_key": None,
+            "reference": "",
+            "effect_id": "rec_5",
+            "outcome": "committed",
+            "http_status": 201,
+            "received_at": T0 + 6.0,
+            "finished_at": T0 + 6.3,
+            "preview": '{"order":{"ref":"k"}}',
+            "reference_note": "json /order/id: absent (top-level fields: order)",
+        }
+    )
+    doc["evidence"]["stray_commits"][0].update(effect_id="rec_5", reference="", effect="record")
+    provider = [e for e in events(doc) if e.lane == "provider"]
+    attempt = next(e for e in provider if e.label.startswith("attempt 1 record"))
+    assert "ref '' from json /order/id: absent (top-level fields: order)" in attempt.label
+    assert 'body {"order":{"ref":"k"}}' in attempt.label
+    stray = provider[-1]
+    assert stray.outcome == "stray"
+    assert stray.label == (
+        "stray commit rec_5 (record, ref '') read from json /order/id: absent "
+        "(top-level fields: order)"
+    )
 
 
 def test_an_unfinished_phase_and_a_live_execution_have_no_end() -> None:
@@ -157,3 +189,19 @@ def test_render_gives_one_line_per_event() -> None:
     assert len(lines) == len(events(evidence_doc()))
     assert lines[0].startswith("   +0.000 s  phase")
     assert any("d1 #2: HTTP 200  [ok]  (0.50 s" in line for line in lines)
+
+
+def test_a_sub_workflows_execution_names_its_workflow() -> None:
+    doc = evidence_doc()
+    doc["executions"].append(
+        {
+            "id": "8",
+            "status": "error",
+            "mode": "integrated",
+            "started_at": T0 + 0.6,
+            "stopped_at": T0 + 1.2,
+            "workflow": "Charge customer",
+        }
+    )
+    labels = [e.label for e in events(doc) if e.lane == "n8n"]
+    assert labels == ["execution 7 (webhook)", "execution 8 (integrated) of 'Charge customer'"]

@@ -149,7 +149,11 @@ def reference_of(source: ReferenceSource | None, request: UpstreamRequest) -> st
         match = re.search(where, text)
         if match is not None:
             value = match.group(1) if match.re.groups else match.group(0)
-    return _as_text(value)
+    text = _as_text(value)
+    if source.regex:  # the key inside the value: `eq.<key>`, `Order <key> paid`
+        inner = re.search(source.regex, text)
+        return inner.group(1) or "" if inner is not None else ""
+    return text
 
 
 def json_pointer(document: Any, pointer: str) -> Any:

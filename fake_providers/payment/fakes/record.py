@@ -15,6 +15,12 @@
   JSON body's `filterGroups` (HubSpot's search body); a field is looked up in the record and
   under its `properties`.
 - With `idempotency_header`, a repeated header value replays the first answer (pipeline).
+- With `collections` (the Upstream's own, or its `personality`'s, fake_providers.personalities)
+  the fake remembers as the service does (`collections.py`): a write lands in a collection, the
+  service's own reads list it (filtered, shaped and paged by the personality), a PATCH/PUT/DELETE
+  changes what later reads return and commits nothing, and a write to an identity already
+  stored is an upsert, not a second commit (or a 409, where the service has a unique key).
+  Every request is still an attempt in the evidence.
 """
 
 from __future__ import annotations
@@ -27,13 +33,17 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from ...personalities import personality
+from ...personalities.base import Answer, Personality
 from ...upstreams import RouteTemplate, Upstream
 from ..kinds import Outcome
 from ..pipeline import EffectPipeline, EffectResult, json_response
 from ..problems import ProblemError
 from ..runtime import ProviderRuntime
-from ..store import AttemptStart, ObjectRow, StoredResponse
-from .inbound import UnreadableBody, UpstreamRequest, read_upstream_request, reference_of
+from ..store import ObjectRow, StoredResponse
+from .collections import DELETED, Target, find, id_maker, live, storage_id, stored, target_of
+from .explain import attempt_start
+from .inbound import UnreadableBody, UpstreamRequest, read_upstream_request
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([\w.\-]+)\s*\}\}")
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -53,6 +63,21 @@ class RecordFake:
         except ProblemError as exc:
             return exc.to_response()
         method, path = inbound.method, inbound.path
+        kind = personality(upstream.personality)
+        collections = upstream.collections or kind.collections
+        if collections:
+            target = await target_of(
+                collections,
+                kind,
+                method,
+                path,
+                lambda name: stored(self.runtime, upstream.host, name),
+            )
+            if target is not None:
+                return await self._remember(upstream, kind, target, inbound, received_at)
+            other = kind.other(inbound)
+            if other is not None:
+                return _answer(other)
         template = upstream.template_for(method, path)
         if method in _SAFE_METHODS or upstream.is_read(method, path):
             found = await self._read(upstream, inbound)
@@ -64,12 +89,8 @@ class RecordFake:
         key = None
         if upstream.idempotency_header:
             key = inbound.headers.get(upstream.idempotency_header.lower()) or None
-        start = AttemptStart(
-            upstream.effect_kind("record"),
-            key,
-            reference_of(upstream.reference, inbound),
-            inbound.fingerprint(),
-            received_at,
+        start = attempt_start(
+            upstream.effect_kind("record"), key, upstream.reference, inbound, received_at
         )
 
         def effect_result(now: float) -> EffectResult:
@@ -95,6 +116,92 @@ class RecordFake:
 
         return await self.pipeline.run(
             start, effect_result, observed=True if observed is None else observed
+        )
+
+    async def _remember(
+        self,
+        upstream: Upstream,
+        kind: Personality,
+        target: Target,
+        inbound: UpstreamRequest,
+        received_at: float,
+    ) -> Response:
+        """A request on a collection: reads answer what was written, writes remember."""
+        collection, host = target.collection, upstream.host
+        records = live(await stored(self.runtime, host, target.kind))
+        template = upstream.template_for(inbound.method, inbound.path)
+        if target.role == "read" or (target.role == "item" and inbound.method == "GET"):
+            if target.role == "item":
+                one = find(records, target.item)
+                return _answer(Answer(200, one)) if one else _not_found(target.item)
+            found = kind.select(collection, inbound, records)
+            if template is not None:
+                fields = {"id": "", **dict(inbound.query), **_fields(inbound.params)}
+                return _to_response(render(template, {**fields, "records": found}))
+            return _answer(kind.listing(collection, inbound, found))
+        if target.role == "write":
+            make_id = id_maker(upstream, target.kind)
+
+            def documents() -> tuple[list[dict[str, Any]], Answer]:
+                written = kind.store(collection, inbound, make_id)
+                return written, kind.created(collection, inbound, written)
+
+            def refused(written: list[dict[str, Any]]) -> Answer | None:
+                return kind.conflict(collection, inbound, written)
+
+            effect = kind.effects or collection.writes
+            default = any(r.matches(inbound.method, inbound.path) for r in effect)
+        else:
+            if target.role == "item":
+                one = find(records, target.item)
+                chosen = [one] if one else []
+            else:
+                chosen = kind.select(collection, inbound, records)
+            if target.role == "item" and not chosen:
+                return _not_found(target.item)
+            gone = inbound.method == "DELETE"
+
+            def documents() -> tuple[list[dict[str, Any]], Answer]:
+                changed = [
+                    {**d, DELETED: True} if gone else kind.update(collection, inbound, d)
+                    for d in chosen
+                ]
+                return changed, kind.updated(collection, inbound, changed)
+
+            def refused(written: list[dict[str, Any]]) -> Answer | None:
+                return None
+
+            default = False  # a change to records already there is not a new effect
+        observed = upstream.is_effect_route(inbound.method, inbound.path)
+        start = attempt_start(
+            upstream.effect_kind("record"), None, upstream.reference, inbound, received_at
+        )
+
+        def effect_result(now: float) -> EffectResult:
+            written, answer = documents()
+            first = str(written[0].get("id", "")) if written else ""
+            objects = [
+                ObjectRow(host, target.kind, storage_id(kind, collection, d), d, now)
+                for d in written
+            ]
+            if template is not None:
+                fields = {**_fields(inbound.params), "id": first, "records": written}
+                response = render(template, fields)
+            else:
+                response = stored_answer(answer)
+            conflict = refused(written)
+            return EffectResult(
+                first,
+                response,
+                commits=bool(written),
+                outcome=Outcome.COMMITTED,
+                objects=objects,
+                upsert=conflict is None,
+                conflict=stored_answer(conflict) if conflict is not None else None,
+            )
+
+        return await self.pipeline.run(
+            start, effect_result, observed=default if observed is None else observed
         )
 
     async def _read(
@@ -130,6 +237,22 @@ class RecordFake:
         wanted = [(n, v) for n, v in inbound.query if n in known]
         wanted += _eq_filters(inbound.params)
         return [d for d in documents if all(_text(_field(d, n)) == v for n, v in wanted)]
+
+
+def stored_answer(answer: Answer) -> StoredResponse:
+    """A personality's answer as bytes; no body (204, 202) when it says None."""
+    if answer.body is None:
+        return StoredResponse(answer.status, [], b"")
+    body = json.dumps(answer.body, separators=(",", ":")).encode()
+    return StoredResponse(answer.status, [("content-type", "application/json")], body)
+
+
+def _answer(answer: Answer) -> Response:
+    return _to_response(stored_answer(answer))
+
+
+def _not_found(record_id: str) -> Response:
+    return JSONResponse({"error": "not_found", "message": f"no record {record_id}"}, 404)
 
 
 def _listing(records: list[dict[str, Any]]) -> Response:

@@ -22,8 +22,9 @@ from ..kinds import Outcome
 from ..pipeline import EffectPipeline, EffectResult, json_response
 from ..problems import ProblemError
 from ..runtime import ProviderRuntime
-from ..store import AttemptStart, ObjectRow
-from .inbound import UnreadableBody, UpstreamRequest, nest_form, read_upstream_request, reference_of
+from ..store import ObjectRow
+from .explain import attempt_start
+from .inbound import UnreadableBody, UpstreamRequest, nest_form, read_upstream_request
 from .stripe_errors import (
     STRIPE_ANSWERS,
     StripeError,
@@ -133,13 +134,7 @@ class StripeFake:
             key = parse_idempotency_key([] if sent is None else [sent])
         except InvalidIdempotencyKey as exc:
             raise invalid_request("idempotency_key_invalid", str(exc)) from exc
-        start = AttemptStart(
-            effect,
-            key,
-            reference_of(upstream.reference, inbound),
-            inbound.fingerprint(),
-            received_at,
-        )
+        start = attempt_start(effect, key, upstream.reference, inbound, received_at)
 
         def effect_result(now: float) -> EffectResult:
             documents = build(now)

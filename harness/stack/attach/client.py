@@ -9,6 +9,7 @@ import fcntl
 import hashlib
 import json
 import os
+import secrets
 import socket
 import sys
 import time
@@ -32,7 +33,7 @@ from harness.stack.attach.protocol import (
     shape_differences,
     write_private,
 )
-from harness.stack.deploy import DeployedWorkflow
+from harness.stack.deploy import DeployedWorkflow, give_id
 from harness.stack.install import Installation
 from harness.stack.intercept.config import ProxyConfig
 from harness.stack.intercept.launcher import InterceptProxy
@@ -219,9 +220,9 @@ class AttachedStack(Stack):
             "evidence_dir": str(self.run.run_dir),
         }
 
-    def deploy(self, workflow: dict[str, Any]) -> DeployedWorkflow:
+    def deploy(self, workflow: dict[str, Any], workflow_id: str | None = None) -> DeployedWorkflow:
         """Reuse the workflow already deployed with the same content; replace a changed one
-        (same name) so its webhook path is free."""
+        (same name) so its webhook path (and the id a caller names) is free."""
         cache_path = self.owner_run_dir / DEPLOYED_FILE
         cache: dict[str, Any] = json.loads(cache_path.read_text()) if cache_path.exists() else {}
         name = str(workflow.get("name"))
@@ -231,7 +232,10 @@ class AttachedStack(Stack):
             return DeployedWorkflow(known["id"], name, known["webhook_url"], 0.0)
         if known is not None:
             self._unpublish(known["id"])
-        deployed = super().deploy(workflow)
+            if workflow_id is not None and known["id"] == workflow_id:
+                # The older copy keeps its rows under another id: the caller's is free.
+                give_id(self.postgres_dsn, workflow_id, f"old-{secrets.token_hex(6)}")
+        deployed = super().deploy(workflow, workflow_id)
         cache[name] = {"digest": digest, "id": deployed.id, "webhook_url": deployed.webhook_url}
         write_private(cache_path, json.dumps(cache, indent=2) + "\n")
         return deployed

@@ -1,0 +1,108 @@
+"""Airtable: records in a table (POST /v0/<base>/<table>, one `fields` or `records`), read
+back by GET /v0/<base>/<table> with `filterByFormula` equalities ({Field} = 'v', AND(...)),
+one by GET /v0/<base>/<table>/<id>; PATCH upserts with `performUpsert.fieldsToMergeOn`."""
+
+from __future__ import annotations
+
+import datetime
+import re
+from typing import Any
+
+from fake_providers.personalities.base import (
+    Answer,
+    Document,
+    Inbound,
+    MakeId,
+    Personality,
+    routes,
+    text,
+)
+from fake_providers.upstreams import Collection, ReferenceSource
+
+TABLES = Collection(
+    "tables",
+    writes=routes("POST /v0/*/*", "PATCH /v0/*/*", "PUT /v0/*/*"),
+    reads=routes("GET /v0/*/*"),
+    per_path=True,
+)
+_EQUALS = re.compile(r"\{([^}]+)\}\s*=\s*(?:'([^']*)'|\"([^\"]*)\"|(-?[\d.]+))")
+
+
+def _record_id(make_id: MakeId, identity: str) -> str:
+    return "rec" + make_id(identity).hex[:14]
+
+
+def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
+    body = inbound.params if isinstance(inbound.params, dict) else {}
+    merge_on = (body.get("performUpsert") or {}).get("fieldsToMergeOn") or []
+    records: list[Any] = body["records"] if isinstance(body.get("records"), list) else [body]
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    found = []
+    for record in records:
+        fields = record.get("fields") if isinstance(record, dict) else None
+        fields = fields if isinstance(fields, dict) else {}
+        identity = "|".join(text(fields.get(name)) for name in merge_on)
+        given = record.get("id") if isinstance(record, dict) else None
+        record_id = str(given) if given else _record_id(make_id, identity)
+        found.append({"id": record_id, "createdTime": now, "fields": fields, "_on": identity})
+    return found
+
+
+def identity(collection: Collection, document: Document) -> str:
+    return text(document.get("_on"))
+
+
+def _public(records: list[Document]) -> list[Document]:
+    return [{k: v for k, v in r.items() if k != "_on"} for r in records]
+
+
+def select(collection: Collection, inbound: Inbound, records: list[Document]) -> list[Document]:
+    formula = dict(inbound.query).get("filterByFormula", "")
+    tests = [(m[0], m[1] or m[2] or m[3]) for m in _EQUALS.findall(formula)]
+    return [r for r in records if all(text(r["fields"].get(n)) == v for n, v in tests)]
+
+
+def listing(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
+    return Answer(200, {"records": _public(records)})
+
+
+def created(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
+    body = inbound.params if isinstance(inbound.params, dict) else {}
+    if "records" in body:
+        return Answer(200, {"records": _public(records)})
+    return Answer(200, _public(records)[0])
+
+
+def update(collection: Collection, inbound: Inbound, document: Document) -> Document:
+    body = inbound.params if isinstance(inbound.params, dict) else {}
+    fields: dict[str, Any] = body["fields"] if isinstance(body.get("fields"), dict) else {}
+    base: dict[str, Any] = {} if inbound.method == "PUT" else document["fields"]
+    return {**document, "fields": {**base, **fields}}
+
+
+def updated(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
+    return Answer(200, _public(records)[0] if records else {})
+
+
+def reference(key: str) -> ReferenceSource:
+    """The field named like the key, in `fields` or the first of `records`."""
+    return ReferenceSource("body_regex", rf'"{key}"\s*:\s*"?([^",}}\]]+)')
+
+
+PERSONALITY = Personality(
+    name="airtable",
+    host="api.airtable.com",
+    effect="a record created (POST /v0/<base>/<table>); an upsert (PATCH with performUpsert)"
+    " to fields already there is not a new effect",
+    read="GET /v0/<base>/<table>?filterByFormula={F}='v' (equalities, AND); one record by id",
+    key="the field named like the business key",
+    collections=(TABLES,),
+    reference=reference,
+    store=store,
+    identity=identity,
+    select=select,
+    listing=listing,
+    created=created,
+    update=update,
+    updated=updated,
+)

@@ -1,0 +1,191 @@
+"""What a built-in personality is: a service's collections, where its business key travels,
+how it filters a read and what it answers, so a manifest maps a host to a name and writes
+no templates. Stdlib only: the harness reads the names and defaults, the record fake the hooks.
+
+The hooks get the request as the record fake parsed it (`Inbound`) and work on plain JSON
+documents; the record fake stores, merges and counts.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from fake_providers.upstreams import Collection, ReferenceSource, Route
+
+
+class Inbound(Protocol):
+    """One request as the record fake parsed it (``fakes.inbound.UpstreamRequest``)."""
+
+    @property
+    def method(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def query(self) -> list[tuple[str, str]]: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    @property
+    def params(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: Any
+
+
+Document = dict[str, Any]
+# A new record's id, from its identity ("" for none: a fresh id); an upsert's is stable.
+MakeId = Callable[[str], uuid.UUID]
+# A write's records: (collection, request, make_id) -> the documents to store.
+Store = Callable[[Collection, Inbound, MakeId], list[Document]]
+# A record's identity ("" = none): a write whose identity is stored already is an upsert.
+Identity = Callable[[Collection, Document], str]
+# A read's records: (collection, request, records) -> the records the service would return.
+Select = Callable[[Collection, Inbound, list[Document]], list[Document]]
+# The answer to a read (the selected records), a write (the stored ones), an update.
+Listing = Callable[[Collection, Inbound, list[Document]], Answer]
+# A record as a PATCH/PUT on it (or on a filter that selects it) leaves it.
+Update = Callable[[Collection, Inbound, Document], Document]
+# A unique write's answer when a record with its identity is stored already (None: merge).
+Conflict = Callable[[Collection, Inbound, list[Document]], "Answer | None"]
+# Routes outside the collections (metadata, auth checks): an answer, or None.
+Other = Callable[[Inbound], "Answer | None"]
+# The collection a request path belongs to (its storage name).
+CollectionKey = Callable[[Collection, str], str]
+# Where the key travels by default, from the manifest's business key name ("order_id").
+DefaultReference = Callable[[str], ReferenceSource]
+
+
+def text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def field(document: Any, dotted: str) -> Any:
+    """A dotted field ("properties.email"), or the one under ``properties`` (HubSpot)."""
+    node = document
+    for part in dotted.split("."):
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    if node is None and "." not in dotted and isinstance(document, dict):
+        properties = document.get("properties") or document.get("fields")
+        if isinstance(properties, dict):
+            return properties.get(dotted)
+    return node
+
+
+def body_document(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
+    """The body with an id (a stable one when the collection names an identity)."""
+    body = inbound.params if isinstance(inbound.params, dict) else {}
+    identity = text(field(body, collection.identity)) if collection.identity else ""
+    return [{**body, "id": str(make_id(identity))}]
+
+
+def identity_field(collection: Collection, document: Document) -> str:
+    return text(field(document, collection.identity)) if collection.identity else ""
+
+
+def merge_body(collection: Collection, inbound: Inbound, document: Document) -> Document:
+    body = inbound.params if isinstance(inbound.params, dict) else {}
+    return deep_merge(document, {**body, "id": document.get("id")})
+
+
+def deep_merge(old: Document, new: Document) -> Document:
+    """`new` laid over `old`; nested objects merge (a PATCH of one property keeps the rest)."""
+    merged = dict(old)
+    for name, value in new.items():
+        before = merged.get(name)
+        both = isinstance(before, dict) and isinstance(value, dict)
+        merged[name] = deep_merge(before, value) if both else value  # type: ignore[arg-type]
+    return merged
+
+
+def path_key(collection: Collection, path: str) -> str:
+    """A collection's storage name: its name, or (per_path) the path without a search suffix."""
+    if not collection.per_path:
+        return collection.name
+    return path.rstrip("/").removesuffix("/search")
+
+
+def no_other(inbound: Inbound) -> Answer | None:
+    return None
+
+
+def no_conflict(collection: Collection, inbound: Inbound, records: list[Document]) -> None:
+    return None
+
+
+def one_or_list(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
+    return Answer(200, records[0] if len(records) == 1 else records)
+
+
+def field_equality(
+    collection: Collection, inbound: Inbound, records: list[Document]
+) -> list[Document]:
+    """Query parameters that name a record field filter by equality (paging ones do not)."""
+    known = {name for record in records for name in (*record, *_nested(record))}
+    wanted = [(name, value) for name, value in inbound.query if name in known]
+    return [r for r in records if all(text(field(r, n)) == v for n, v in wanted)]
+
+
+def _nested(record: Document) -> list[str]:
+    inner = record.get("properties") or record.get("fields")
+    return list(inner) if isinstance(inner, dict) else []
+
+
+def results_listing(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
+    return Answer(200, {"results": records, "has_more": False})
+
+
+def json_field(name: str) -> ReferenceSource:
+    return ReferenceSource("json", "/" + name.replace(".", "/"))
+
+
+@dataclass(frozen=True)
+class Personality:
+    """One service. `effect`, `read` and `key` say, for the README table and the user, what
+    one effect is, what a read is, and where the business key travels by default."""
+
+    name: str
+    host: str
+    effect: str
+    read: str
+    key: str
+    collections: tuple[Collection, ...]
+    reference: DefaultReference = json_field
+    effects: tuple[Route, ...] = ()  # routes that commit; empty: every collection write
+    store: Store = body_document
+    identity: Identity = identity_field
+    select: Select = field_equality
+    listing: Listing = results_listing
+    created: Listing = one_or_list
+    update: Update = merge_body
+    updated: Listing = one_or_list
+    other: Other = no_other
+    conflict: Conflict = no_conflict
+    key_of: CollectionKey = path_key
+
+
+GENERIC = Personality(
+    name="",
+    host="any",
+    effect="a request on a write route",
+    read="GET or a reads route: the records written, filtered by field equality",
+    key="a JSON field named like the business key",
+    collections=(),
+)
+
+
+def routes(*texts: str) -> tuple[Route, ...]:
+    """``"POST /v1/pages"`` -> Route("POST", "/v1/pages")."""
+    return tuple(Route(*text.split(" ", 1)) for text in texts)

@@ -1,0 +1,139 @@
+"""HubSpot CRM v3: objects created (POST /crm/v3/objects/<type>), searched (POST
+.../<type>/search, EQ filters of `filterGroups`), listed, read and changed by id; batch upsert
+by an id property (POST .../<type>/batch/upsert, `idProperty`)."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from fake_providers.personalities.base import (
+    Answer,
+    Document,
+    Inbound,
+    MakeId,
+    Personality,
+    deep_merge,
+    routes,
+    text,
+)
+from fake_providers.upstreams import Collection, ReferenceSource
+
+OBJECTS = Collection(
+    "objects",
+    writes=routes("POST /crm/v3/objects/*"),
+    reads=routes("POST /crm/v3/objects/*/search", "GET /crm/v3/objects/*"),
+    per_path=True,
+)
+_SUFFIXES = ("/search", "/batch/upsert", "/batch/create")
+
+
+def key_of(collection: Collection, path: str) -> str:
+    path = path.rstrip("/")
+    for suffix in _SUFFIXES:
+        path = path.removesuffix(suffix)
+    return path
+
+
+def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
+    body = inbound.params if isinstance(inbound.params, dict) else {}
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    upsert = inbound.path.rstrip("/").endswith("/batch/upsert")
+    inputs: list[Any] = body["inputs"] if isinstance(body.get("inputs"), list) else [body]
+    found = []
+    for item in inputs:
+        item = item if isinstance(item, dict) else {}
+        properties = dict(item.get("properties") or {})
+        identity = ""
+        if upsert:
+            name = text(item.get("idProperty") or "hs_object_id")
+            identity = f"{name}={text(item.get('id'))}"
+            properties.setdefault(name, item.get("id"))
+        number = str(make_id(identity).int % 90_000_000_000 + 10_000_000_000)
+        found.append(
+            {
+                "id": number,
+                "properties": {**properties, "hs_object_id": number},
+                "createdAt": now,
+                "updatedAt": now,
+                "archived": False,
+                "_on": identity,
+            }
+        )
+    return found
+
+
+def identity(collection: Collection, document: Document) -> str:
+    return text(document.get("_on"))
+
+
+def _public(records: list[Document]) -> list[Document]:
+    return [{k: v for k, v in r.items() if k != "_on"} for r in records]
+
+
+def select(collection: Collection, inbound: Inbound, records: list[Document]) -> list[Document]:
+    body = inbound.params if isinstance(inbound.params, dict) else {}
+    groups = body.get("filterGroups") if inbound.method == "POST" else None
+    if not isinstance(groups, list) or not groups:
+        return records
+
+    def passes(record: Document, group: object) -> bool:
+        filters = group.get("filters") if isinstance(group, dict) else None
+        for item in filters if isinstance(filters, list) else []:
+            if not isinstance(item, dict):
+                continue
+            have = text((record.get("properties") or {}).get(item.get("propertyName")))
+            op, want = item.get("operator", "EQ"), text(item.get("value"))
+            if (op == "EQ" and have != want) or (op == "NEQ" and have == want):
+                return False
+            if op == "HAS_PROPERTY" and not have:
+                return False
+        return True
+
+    return [r for r in records if any(passes(r, g) for g in groups)]  # groups are ORed
+
+
+def listing(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
+    public = _public(records)
+    if inbound.method == "POST":
+        return Answer(200, {"total": len(public), "results": public})
+    return Answer(200, {"results": public})
+
+
+def created(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
+    if "/batch/" in inbound.path:
+        return Answer(200, {"status": "COMPLETE", "results": _public(records)})
+    return Answer(201, _public(records)[0])
+
+
+def update(collection: Collection, inbound: Inbound, document: Document) -> Document:
+    body = inbound.params if isinstance(inbound.params, dict) else {}
+    return deep_merge(document, {"properties": body.get("properties") or {}})
+
+
+def updated(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
+    return Answer(200, _public(records)[0] if records else {})
+
+
+def reference(key: str) -> ReferenceSource:
+    return ReferenceSource("json", f"/properties/{key}")
+
+
+PERSONALITY = Personality(
+    name="hubspot",
+    host="api.hubapi.com",
+    effect="an object created (POST /crm/v3/objects/<type>); a batch upsert to an id property"
+    " value already there is not a new effect",
+    read="POST /crm/v3/objects/<type>/search (filterGroups EQ), GET list and by id",
+    key="the property named like the business key (/properties/<key>)",
+    collections=(OBJECTS,),
+    reference=reference,
+    store=store,
+    identity=identity,
+    select=select,
+    listing=listing,
+    created=created,
+    update=update,
+    updated=updated,
+    key_of=key_of,
+)

@@ -1,0 +1,194 @@
+"""PostgREST (Supabase): rows in tables (POST /rest/v1/<table>), read back with
+`col=eq.v` / `in.(a,b)` / `is.null` / `neq`, `gt`... filters; PATCH and DELETE by the same
+filters; `Prefer: return=representation`; upsert with `Prefer: resolution=merge-duplicates`
+(identity: `on_conflict`, else `id`); RPC (POST /rest/v1/rpc/<fn>)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fake_providers.personalities.base import (
+    Answer,
+    Document,
+    Inbound,
+    MakeId,
+    Personality,
+    deep_merge,
+    routes,
+    text,
+)
+from fake_providers.upstreams import Collection, ReferenceSource
+
+RPC = Collection("rpc", writes=routes("POST /rest/v1/rpc/*"), per_path=True)
+TABLES = Collection(
+    "tables",
+    writes=routes("POST /rest/v1/*"),
+    reads=routes("GET /rest/v1/*", "HEAD /rest/v1/*"),
+    per_path=True,
+)
+_NOT_FILTERS = frozenset({"select", "order", "limit", "offset", "on_conflict", "columns"})
+
+
+def _prefer(inbound: Inbound) -> str:
+    return inbound.headers.get("prefer", "")
+
+
+def _upserts(inbound: Inbound) -> bool:
+    return "merge-duplicates" in _prefer(inbound) or "ignore-duplicates" in _prefer(inbound)
+
+
+def _conflict_column(inbound: Inbound) -> str:
+    """The row's identity column: an upsert's `on_conflict`, else the primary key `id`."""
+    if not _upserts(inbound):
+        return "id"
+    return next((v for n, v in inbound.query if n == "on_conflict"), "id").split(",")[0]
+
+
+def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
+    body = inbound.params
+    rows = body if isinstance(body, list) else [body] if isinstance(body, dict) else [{}]
+    column = _conflict_column(inbound)
+    found = []
+    for row in rows:
+        row = row if isinstance(row, dict) else {}
+        identity = f"{column}={text(row[column])}" if column in row else ""
+        generated = make_id(identity)
+        # Rows keep their identity under `_on`: an upsert merges into the row, an insert of a
+        # key that is there already is the 409 of a unique constraint (`conflict`).
+        found.append({"id": generated.int % 900_000_000 + 1, **row, "_on": identity})
+    return found
+
+
+def identity(collection: Collection, document: Document) -> str:
+    return text(document.get("_on"))
+
+
+def conflict(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer | None:
+    """An insert (not an upsert) of a key already there: PostgreSQL's unique violation."""
+    if _upserts(inbound) or collection is RPC:
+        return None
+    table = inbound.path.rstrip("/").rsplit("/", 1)[-1]
+    return Answer(
+        409,
+        {
+            "code": "23505",
+            "details": "Key already exists.",
+            "hint": None,
+            "message": f'duplicate key value violates unique constraint "{table}_pkey"',
+        },
+    )
+
+
+def _public(rows: list[Document]) -> list[Document]:
+    return [{k: v for k, v in row.items() if k != "_on"} for row in rows]
+
+
+def _passes(have: Any, test: str) -> bool:
+    op, _, want = test.partition(".")
+    negate = op == "not"
+    if negate:
+        op, _, want = want.partition(".")
+    value = text(have) if have is not None else None
+    if op == "eq":
+        ok = value == want
+    elif op == "neq":
+        ok = value != want
+    elif op == "in":
+        ok = value in [w.strip().strip('"') for w in want.strip("()").split(",")]
+    elif op == "is":
+        ok = (have is None) if want == "null" else value == want
+    elif op in ("gt", "gte", "lt", "lte"):
+        ok = _compare(value, want, op)
+    elif op in ("like", "ilike"):
+        ok = _like(value or "", want, op == "ilike")
+    else:
+        ok = True
+    return ok != negate
+
+
+def _compare(value: str | None, want: str, op: str) -> bool:
+    if value is None:
+        return False
+    try:
+        a, b = float(value), float(want)
+        return {"gt": a > b, "gte": a >= b, "lt": a < b, "lte": a <= b}[op]
+    except ValueError:
+        return {"gt": value > want, "gte": value >= want, "lt": value < want, "lte": value <= want}[
+            op
+        ]
+
+
+def _like(value: str, pattern: str, fold: bool) -> bool:
+    from fnmatch import fnmatchcase
+
+    glob = pattern.replace("%", "*")
+    return fnmatchcase(value.lower(), glob.lower()) if fold else fnmatchcase(value, glob)
+
+
+def select(collection: Collection, inbound: Inbound, records: list[Document]) -> list[Document]:
+    tests = [(n, v) for n, v in inbound.query if n not in _NOT_FILTERS and "." in v]
+    return [r for r in records if all(_passes(r.get(n), v) for n, v in tests)]
+
+
+def listing(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
+    rows = _public(records)
+    if "vnd.pgrst.object" in inbound.headers.get("accept", ""):
+        if len(rows) != 1:
+            return Answer(
+                406,
+                {
+                    "code": "PGRST116",
+                    "message": "JSON object requested, multiple (or no) rows returned",
+                    "details": f"{len(rows)} rows",
+                },
+            )
+        return Answer(200, rows[0])
+    limit = next((int(v) for n, v in inbound.query if n == "limit" and v.isdigit()), None)
+    return Answer(200, rows[:limit] if limit is not None else rows)
+
+
+def created(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
+    if collection is RPC:
+        return Answer(200, inbound.params if inbound.params is not None else None)
+    if "return=representation" in _prefer(inbound):
+        shown = listing(collection, inbound, records)
+        return Answer(201 if shown.status == 200 else shown.status, shown.body)
+    return Answer(201, None)
+
+
+def update(collection: Collection, inbound: Inbound, document: Document) -> Document:
+    body = inbound.params if isinstance(inbound.params, dict) else {}
+    return deep_merge(document, body)
+
+
+def updated(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
+    if "return=representation" in _prefer(inbound):
+        return listing(collection, inbound, records)
+    return Answer(204, None)
+
+
+def reference(key: str) -> ReferenceSource:
+    """A column named like the key in the row sent (first row of a bulk insert)."""
+    return ReferenceSource("body_regex", rf'"{key}"\s*:\s*"?([^",}}\]]+)')
+
+
+PERSONALITY = Personality(
+    name="postgrest",
+    host="<project>.supabase.co",
+    effect="a row inserted (POST /rest/v1/<table>); an upsert to a row already there and a"
+    " PATCH are not new effects; an RPC call",
+    read="GET /rest/v1/<table>?col=eq.v (eq, neq, in, is, gt, lt, like), single object by"
+    " Accept: application/vnd.pgrst.object+json",
+    key="the column named like the business key in the row sent; in a URL filter use"
+    ' {"query": "id", "regex": "^eq\\\\.(.+)$"}',
+    collections=(RPC, TABLES),
+    reference=reference,
+    store=store,
+    identity=identity,
+    select=select,
+    listing=listing,
+    created=created,
+    update=update,
+    updated=updated,
+    conflict=conflict,
+)

@@ -1,0 +1,300 @@
+"""The record fake's memory and its built-in personalities, in-process: a write is read back
+by the service's own read, filtered as the service filters; an upsert to the same identity
+is one effect; a PATCH changes what later reads return."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+
+from fake_providers.upstreams import (
+    Collection,
+    ReferenceSource,
+    Route,
+    Upstream,
+)
+
+from .conftest import InProcessProvider
+from .upstream_helpers import configure
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(30)]
+DB = "0f3c8a2e5b7d4c1a9e6f2b8d4a7c3e10"
+
+
+async def send(
+    inproc: InProcessProvider, host: str, method: str, path: str, **kw: Any
+) -> httpx.Response:
+    headers = {"Host": host, **kw.pop("headers", {})}
+    return await inproc.public.request(method, path, headers=headers, **kw)
+
+
+def personality(host: str, name: str, reference: ReferenceSource | None = None) -> Upstream:
+    return Upstream(host, "record", reference, personality=name)
+
+
+def notion_page(email: str) -> dict[str, Any]:
+    return {
+        "parent": {"database_id": DB},
+        "properties": {
+            "Name": {"title": [{"text": {"content": "Ada"}}]},
+            "Email": {"email": email},
+        },
+    }
+
+
+async def test_notion_query_finds_the_page_created_and_patch_changes_it(
+    inproc: InProcessProvider,
+) -> None:
+    host = "api.notion.com"
+    reference = ReferenceSource("json", "/properties/Email/email")
+    await configure(inproc, personality(host, "notion", reference))
+    query = {"filter": {"and": [{"property": "Email", "email": {"equals": "a@x.test"}}]}}
+    path = f"/v1/databases/{DB}/query"
+    empty = (await send(inproc, host, "POST", path, json=query)).json()
+    assert (empty["object"], empty["results"], empty["has_more"]) == ("list", [], False)
+    page = (await send(inproc, host, "POST", "/v1/pages", json=notion_page("a@x.test"))).json()
+    await send(inproc, host, "POST", "/v1/pages", json=notion_page("b@x.test"))
+    found = (await send(inproc, host, "POST", path, json=query)).json()["results"]
+    assert [p["id"] for p in found] == [page["id"]]
+    assert found[0]["properties"]["Email"]["type"] == "email"  # as Notion answers it
+    other_db = (await send(inproc, host, "POST", "/v1/databases/ffff/query", json={})).json()
+    assert other_db["results"] == []
+    paged = (await send(inproc, host, "POST", path, json={"page_size": 1})).json()
+    assert paged["has_more"] is True and paged["next_cursor"]
+    patch = {"properties": {"Email": {"email": "c@x.test"}}}
+    changed = await send(inproc, host, "PATCH", f"/v1/pages/{page['id']}", json=patch)
+    assert changed.json()["properties"]["Name"]["title"][0]["text"]["content"] == "Ada"
+    assert (await send(inproc, host, "POST", path, json=query)).json()["results"] == []
+    one = (await send(inproc, host, "GET", f"/v1/pages/{page['id']}")).json()
+    assert one["properties"]["Email"]["email"] == "c@x.test"
+    assert [c["reference"] for c in await inproc.commits()] == ["a@x.test", "b@x.test"]
+
+
+async def test_postgrest_filters_representation_patch_and_upsert(
+    inproc: InProcessProvider,
+) -> None:
+    host = "proj.supabase.co"
+    reference = ReferenceSource("query", "id", r"^eq\.(.+)$")
+    await configure(inproc, personality(host, "postgrest", reference))
+    table = "/rest/v1/payment_milestones"
+    represent = {"Prefer": "return=representation"}
+    row = {"id": "m-1", "status": "open"}
+    created = await send(inproc, host, "POST", table, json=row, headers=represent)
+    assert (created.status_code, created.json()) == (201, [row])
+    quiet = await send(inproc, host, "POST", table, json={"id": "m-2", "status": "open"})
+    assert (quiet.status_code, quiet.content) == (201, b"")
+    read = await send(inproc, host, "GET", table, params={"id": "eq.m-1", "select": "*"})
+    assert read.json() == [row]
+    both = await send(inproc, host, "GET", table, params={"id": "in.(m-1,m-2)"})
+    assert len(both.json()) == 2
+    patched = await send(
+        inproc, host, "PATCH", f"{table}?id=eq.m-1", json={"status": "paid"}, headers=represent
+    )
+    assert patched.json() == [{"id": "m-1", "status": "paid"}]
+    single = {"Accept": "application/vnd.pgrst.object+json"}
+    after = await send(inproc, host, "GET", f"{table}?id=eq.m-1", headers=single)
+    assert after.json()["status"] == "paid"  # the PATCH is what the next read sees
+    assert (await send(inproc, host, "GET", f"{table}?status=eq.open")).json()[0]["id"] == "m-2"
+    # the PATCH's reference came out of `eq.m-1`; it is evidence, not a commit
+    assert len(await inproc.commits()) == 2
+    upsert = {"Prefer": "resolution=merge-duplicates,return=representation"}
+    for status in ("new", "newer"):
+        await send(
+            inproc,
+            host,
+            "POST",
+            "/rest/v1/payouts?on_conflict=order_id",
+            json={"order_id": "o-9", "status": status},
+            headers=upsert,
+        )
+    payouts = (await send(inproc, host, "GET", "/rest/v1/payouts")).json()
+    assert [p["status"] for p in payouts] == ["newer"]
+    assert len(await inproc.commits()) == 3  # the second upsert is not a second effect
+    rpc = await send(inproc, host, "POST", "/rest/v1/rpc/claim", json={"k": "o-9"})
+    assert rpc.status_code == 200
+
+
+async def test_sendgrid_contact_upsert_is_one_effect_per_email(
+    inproc: InProcessProvider,
+) -> None:
+    host = "api.sendgrid.com"
+    await configure(
+        inproc, personality(host, "sendgrid", ReferenceSource("json", "/contacts/0/email"))
+    )
+    body = {"contacts": [{"email": "Ada@x.test", "first_name": "Ada"}]}
+    first = await send(inproc, host, "PUT", "/v3/marketing/contacts", json=body)
+    again = await send(inproc, host, "PUT", "/v3/marketing/contacts", json=body)
+    assert first.status_code == again.status_code == 202
+    assert len(await inproc.commits()) == 1
+    attempts = (await inproc.control.get("/_control/attempts")).json()
+    assert len([a for a in attempts if a["reference"] == "Ada@x.test"]) == 2  # both in evidence
+    search = await send(
+        inproc,
+        host,
+        "POST",
+        "/v3/marketing/contacts/search/emails",
+        json={"emails": ["ada@x.test"]},
+    )
+    assert search.json()["result"]["ada@x.test"]["contact"]["first_name"] == "Ada"
+    mail = await send(inproc, host, "POST", "/v3/mail/send", json={"subject": "Hi"})
+    assert (mail.status_code, mail.content) == (202, b"")
+
+
+async def test_sheets_read_returns_the_rows_appended_and_updated(
+    inproc: InProcessProvider,
+) -> None:
+    host = "sheets.googleapis.com"
+    await configure(inproc, personality(host, "sheets", ReferenceSource("json", "/values/0/0")))
+    base = "/v4/spreadsheets/S1/values"
+    await send(inproc, host, "PUT", f"{base}/Sheet1!A1:B1", json={"values": [["order_id", "n"]]})
+    for key in ("k1", "k2"):
+        await send(inproc, host, "POST", f"{base}/Sheet1!A:B:append", json={"values": [[key, 1]]})
+    read = (await send(inproc, host, "GET", f"{base}/Sheet1!A:B")).json()
+    assert read["values"] == [["order_id", "n"], ["k1", 1], ["k2", 1]]
+    update = {"data": [{"range": "Sheet1!A3:B3", "values": [["k2", 2]]}]}
+    await send(inproc, host, "POST", f"{base}:batchUpdate", json=update)
+    rows = (await send(inproc, host, "GET", f"{base}/Sheet1!A2:B")).json()["values"]
+    assert rows == [["k1", 1], ["k2", 2]]
+    assert sorted(c["reference"] for c in await inproc.commits()) == ["k1", "k2"]
+    meta = (await send(inproc, host, "GET", "/v4/spreadsheets/S1")).json()
+    assert meta["sheets"][0]["properties"]["title"] == "Sheet1"
+
+
+async def test_airtable_filter_by_formula_and_perform_upsert(inproc: InProcessProvider) -> None:
+    host = "api.airtable.com"
+    await configure(
+        inproc, personality(host, "airtable", ReferenceSource("json", "/records/0/fields/Order"))
+    )
+    table = "/v0/appX/Orders"
+    upsert = {
+        "performUpsert": {"fieldsToMergeOn": ["Order"]},
+        "records": [{"fields": {"Order": "o-1", "Status": "new"}}],
+    }
+    first = (await send(inproc, host, "PATCH", table, json=upsert)).json()
+    upsert["records"][0]["fields"]["Status"] = "paid"
+    await send(inproc, host, "PATCH", table, json=upsert)
+    found = await send(inproc, host, "GET", table, params={"filterByFormula": "{Order} = 'o-1'"})
+    [record] = found.json()["records"]
+    assert (record["id"], record["fields"]["Status"]) == (first["records"][0]["id"], "paid")
+    assert len(await inproc.commits()) == 1
+    none = await send(inproc, host, "GET", table, params={"filterByFormula": "{Order}='o-2'"})
+    assert none.json() == {"records": []}
+
+
+async def test_hubspot_search_finds_the_deal_and_batch_upsert_is_one_effect(
+    inproc: InProcessProvider,
+) -> None:
+    host = "api.hubapi.com"
+    await configure(
+        inproc, personality(host, "hubspot", ReferenceSource("json", "/properties/order_id"))
+    )
+    deals = "/crm/v3/objects/deals"
+    made = await send(inproc, host, "POST", deals, json={"properties": {"order_id": "o-1"}})
+    assert made.status_code == 201 and made.json()["id"].isdigit()
+    search = {
+        "filterGroups": [
+            {"filters": [{"propertyName": "order_id", "operator": "EQ", "value": "o-1"}]}
+        ]
+    }
+    found = (await send(inproc, host, "POST", f"{deals}/search", json=search)).json()
+    assert (found["total"], found["results"][0]["id"]) == (1, made.json()["id"])
+    one = await send(inproc, host, "GET", f"{deals}/{made.json()['id']}")
+    assert one.json()["properties"]["order_id"] == "o-1"
+    batch = {"inputs": [{"idProperty": "email", "id": "a@x.test", "properties": {"n": "1"}}]}
+    for _ in range(2):
+        await send(inproc, host, "POST", "/crm/v3/objects/contacts/batch/upsert", json=batch)
+    contacts = (await send(inproc, host, "GET", "/crm/v3/objects/contacts")).json()["results"]
+    assert len(contacts) == 1
+    assert len(await inproc.commits()) == 2
+
+
+async def test_slack_and_twilio_answer_what_their_nodes_read(inproc: InProcessProvider) -> None:
+    await configure(
+        inproc,
+        personality("slack.com", "slack", ReferenceSource("json", "/text", r"Order (\S+)")),
+        personality("api.twilio.com", "twilio", ReferenceSource("form", "Body")),
+    )
+    posted = await send(
+        inproc,
+        "slack.com",
+        "POST",
+        "/api/chat.postMessage",
+        json={"channel": "C1", "text": "Order o-7 paid"},
+    )
+    assert posted.json()["ok"] is True and posted.json()["ts"]
+    history = await send(inproc, "slack.com", "GET", "/api/conversations.history?channel=C1")
+    assert history.json()["messages"][0]["text"] == "Order o-7 paid"
+    sms = await send(
+        inproc,
+        "api.twilio.com",
+        "POST",
+        "/2010-04-01/Accounts/AC1/Messages.json",
+        content=urlencode({"To": "+15550001", "From": "+15550002", "Body": "o-8"}),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert sms.status_code == 201 and sms.json()["sid"].startswith("SM")
+    assert sorted(c["reference"] for c in await inproc.commits()) == ["o-7", "o-8"]
+
+
+async def test_a_declared_collection_reads_its_writes_on_another_path(
+    inproc: InProcessProvider,
+) -> None:
+    host = "api.pennylane.test"
+    customers = Collection(
+        "customers",
+        writes=(Route("POST", "/company_customers"),),
+        reads=(Route("GET", "/customers"),),
+    )
+    await configure(
+        inproc, Upstream(host, "record", ReferenceSource("json", "/ref"), collections=(customers,))
+    )
+    assert (await send(inproc, host, "GET", "/customers?ref=c-1")).json()["results"] == []
+    made = (await send(inproc, host, "POST", "/company_customers", json={"ref": "c-1"})).json()
+    listed = (await send(inproc, host, "GET", "/customers?ref=c-1")).json()["results"]
+    assert [c["id"] for c in listed] == [made["id"]]
+    assert (await send(inproc, host, "GET", "/customers?ref=c-2")).json()["results"] == []
+    assert (await send(inproc, host, "GET", f"/company_customers/{made['id']}")).json() == made
+    assert (await send(inproc, host, "GET", "/company_customers/nope")).status_code == 404
+
+
+async def test_identity_makes_a_declared_collection_upsert(inproc: InProcessProvider) -> None:
+    host = "crm.example.test"
+    people = Collection("people", writes=(Route("PUT", "/people"),), identity="email")
+    await configure(
+        inproc, Upstream(host, "record", ReferenceSource("json", "/email"), collections=(people,))
+    )
+    for name in ("Ada", "Ada L."):
+        await send(inproc, host, "PUT", "/people", json={"email": "a@x.test", "name": name})
+    assert len(await inproc.commits(reference="a@x.test")) == 1
+
+
+async def test_concurrent_upserts_to_one_identity_are_one_effect(inproc: InProcessProvider) -> None:
+    host = "api.sendgrid.com"
+    await configure(
+        inproc, personality(host, "sendgrid", ReferenceSource("json", "/contacts/0/email"))
+    )
+    body = {"contacts": [{"email": "z@x.test"}]}
+    answers = await asyncio.gather(
+        *(send(inproc, host, "PUT", "/v3/marketing/contacts", json=body) for _ in range(5))
+    )
+    assert {a.status_code for a in answers} == {202}
+    assert len({a.json()["job_id"] for a in answers}) == 1  # the one contact's id
+    assert len(await inproc.commits(reference="z@x.test")) == 1
+
+
+async def test_postgrest_insert_of_a_key_there_already_is_409_and_one_effect(
+    inproc: InProcessProvider,
+) -> None:
+    host = "proj.supabase.co"
+    await configure(inproc, personality(host, "postgrest", ReferenceSource("json", "/id")))
+    claims = await asyncio.gather(
+        *(send(inproc, host, "POST", "/rest/v1/claims", json={"id": "c-1"}) for _ in range(4))
+    )
+    assert sorted(a.status_code for a in claims) == [201, 409, 409, 409]
+    assert next(a for a in claims if a.status_code == 409).json()["code"] == "23505"
+    assert len(await inproc.commits(reference="c-1")) == 1
+    assert len((await send(inproc, host, "GET", "/rest/v1/claims")).json()) == 1

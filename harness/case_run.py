@@ -51,6 +51,10 @@ class CaseRun:
     known_executions: set[str] = field(default_factory=set)
     # Deliveries sent with another payload than the original event (the oracle's "changed").
     changed_deliveries: set[str] = field(default_factory=set)
+    # The business keys of the cases running beside this one on the stack (its own among
+    # them; harness.batch), or None when the case has the stack alone. Beside others, what
+    # the case reads of n8n and the provider is narrowed to its own key.
+    beside: frozenset[str] | None = None
     _heal_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _timed_heal: threading.Timer | None = field(default=None, repr=False)
     _timed_heal_done: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -197,10 +201,11 @@ class CaseRun:
 
     def _rows(self, workflow_ids: list[str]) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
+        mine = None if self.beside is None else self.key  # beside others: its key's only
         for workflow_id in workflow_ids:
             rows += [
                 e
-                for e in self.stack.executions(workflow_id)
+                for e in self.stack.executions(workflow_id, mine)
                 if e["id"] not in self.known_executions
             ]
         return rows
@@ -292,7 +297,13 @@ class CaseRun:
 
     def activity(self) -> Activity:
         control = self.stack.require_provider().control
-        attempts = [a for a in control.attempts() if a.received_at >= self.started_at - 1]
+        attempts = [
+            a
+            for a in control.attempts()
+            if a.received_at >= self.started_at - 1
+            # beside others: theirs are theirs (a request without a reference counts for all)
+            and (self.beside is None or a.reference in (None, "", self.key))
+        ]
         top, called = self.executions(), self.called_executions()
         queued = self.queued_executions()
         if any(r["id"] in queued for r in top):

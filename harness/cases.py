@@ -55,6 +55,9 @@ class Scenario:
     resumes_waits: bool = False
     # The fault is opt-in: only workflows whose manifest names it (production_faults) run it.
     opt_in: bool = False
+    # Its plan, fault and crash point all declare ``shares_stack`` (harness.contract): the
+    # case may run beside others on one stack (harness.batch).
+    shares_stack: bool = False
 
     @property
     def id(self) -> str:
@@ -171,6 +174,7 @@ def scenarios() -> list[Scenario]:
                 baseline=baseline,
                 resumes_waits="resumes_waits" in plan.offers,
                 opt_in=fault.opt_in,
+                shares_stack=plan.shares_stack and fault.shares_stack and point.shares_stack,
             )
         )
     # The control case first, then the plain sender's cases, then by plan, fault, crash point.

@@ -21,6 +21,13 @@ plug-in when the matrix is built; see ``harness.registry.check_pairings``):
 
 ``needs`` (on every plug-in) names what the workflow or stack must offer (see
 ``WORKFLOW_CAPABILITIES``).
+
+``shares_stack`` (a bool on every plug-in, False unless the plug-in's own file says True)
+declares that the plug-in touches nothing of the stack that another case uses: no process,
+no Toxiproxy link, no stack-wide provider state (a fault plan or barrier for the case's own
+reference is fine; forgetting every idempotency key is not). A case whose fault, crash point
+and delivery plan all share runs beside other such cases of its workflow on one stack
+(``harness.batch``); any other case takes the stack alone.
 """
 
 from __future__ import annotations

@@ -245,6 +245,15 @@ OPTIONS: tuple[Option, ...] = (
         minimum=0,
         metavar="N",
     ),
+    Option(
+        "alone",
+        "--chaos-alone",
+        "Run every case with the stack to itself (by default the cases that touch no "
+        "process or link run up to 4 at once beside each other: harness.batch).",
+        cli_flag="--alone",
+        commands=RUN_ONLY,
+        kind="flag",
+    ),
     # -- the warm stack of `n8n-chaos up` (harness.stack.attach) -----------------------------
     Option(
         "attach_dir",

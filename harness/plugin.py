@@ -12,8 +12,10 @@ Fixtures only wire objects together; the work is in ``harness.stack``.
     chaos_webhook_deployments  the same on the webhook-processor stack
     chaos_case              parametrized: every case of the matrix (see harness.cases)
     chaos_phase_observers   who watches each case's phases (terminal line, Allure steps)
+    chaos_shared_runs       the batches of cases that share the stack (harness.batch)
 
-Scale: under pytest-xdist (``-n N``) every worker process owns its own stack; the run
+Scale: under pytest-xdist (``-n N``) every worker process owns its own stack (a batch of
+cases that share a stack goes to one worker: ``harness.batch.BatchScheduling``); the run
 directories of one invocation are ``<runs>/<invocation id>/<gwN>/`` with ``latest``
 pointing at the invocation. ``--shard I/N`` keeps a stable part of the selected tests
 (``harness.sharding``); every run with a stack writes ``timings.json`` (seconds per test)
@@ -41,6 +43,8 @@ from harness.stack.run import default_runs_root, new_run_id, point_latest
 from harness.stack.stack import Stack, StackConfig
 
 if TYPE_CHECKING:
+    from harness.batch import SharedRuns
+    from harness.cases import Case
     from harness.deployment import Deployment
     from harness.manifest import WorkflowUnderTest
     from harness.runner import PhaseObserver
@@ -90,17 +94,63 @@ def _workflows_dir(config: pytest.Config) -> Path:
     return Path(chosen) if chosen else BUNDLED_WORKFLOWS
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "chaos_case" not in metafunc.fixturenames:
-        return
+def _matrix(config: pytest.Config) -> tuple[list[Case], list[WorkflowUnderTest]]:
     from harness.cases import matrix
     from harness.manifest import discover
 
-    config = metafunc.config
     repeat = config.getoption("--chaos-repeat", default=None)
     workers = config.getoption("--n8n-workers") or StackConfig().workers
-    cases = matrix(discover(_workflows_dir(config)), repeat=repeat, workers=workers)
+    workflows = discover(_workflows_dir(config))
+    return matrix(workflows, repeat=repeat, workers=workers), workflows
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "chaos_case" not in metafunc.fixturenames:
+        return
+    cases, _ = _matrix(metafunc.config)
     metafunc.parametrize("chaos_case", cases, ids=[c.id for c in cases], scope="function")
+
+
+# -- cases that share a stack (harness.batch) ---------------------------------------------
+_SHARE_KEY = "n8n_chaos_share"
+
+
+def _sharing(config: pytest.Config) -> bool:
+    """Whether shareable cases run in batches: not with --chaos-alone; under xdist only
+    with its default load scheduling (which BatchScheduling replaces)."""
+    if config.getoption("--chaos-alone", default=False):
+        return False
+    workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+    if workerinput:
+        return bool(workerinput.get(_SHARE_KEY))
+    dist = config.getoption("dist", default="no")
+    return dist in ("no", "load")
+
+
+def _shareable(config: pytest.Config) -> dict[str, str]:
+    from harness.batch import shareable_cases
+
+    return shareable_cases(*_matrix(config))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist: a batch's tests go to one worker together (harness.batch)."""
+    if not _sharing(config):
+        return None
+    from harness.batch import BatchScheduling
+
+    return BatchScheduling(config, log, _shareable(config))
+
+
+@pytest.fixture(scope="session")
+def chaos_shared_runs(request: pytest.FixtureRequest) -> SharedRuns:
+    """This process's batches of cases that share the stack (none with --chaos-alone)."""
+    from harness.batch import SharedRuns, shared_runs
+
+    if not _sharing(request.config):
+        return SharedRuns({})
+    return shared_runs(request.session.items, _shareable(request.config))
 
 
 # -- scale: xdist workers, shards, timings ---------------------------------------------
@@ -136,6 +186,7 @@ def pytest_configure_node(node: Any) -> None:
     invocation = node.config.stash.get(_INVOCATION, None)
     if invocation is not None:
         node.workerinput[_WORKER_KEY] = str(invocation)
+    node.workerinput[_SHARE_KEY] = _sharing(node.config)
 
 
 def _worker_run_dir(config: pytest.Config) -> Path | None:

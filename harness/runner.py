@@ -125,7 +125,8 @@ def reset_stack(stack: Stack) -> None:
 
 def route_upstreams(stack: Stack, workflow: WorkflowUnderTest) -> None:
     """This workflow's hosts to their fakes: the provider answers as them, the intercepting
-    proxy forwards them (every other host gets its 502). A stack runs one case at a time."""
+    proxy forwards them (every other host gets its 502). A stack runs one workflow's cases
+    at a time (a batch of cases sharing it is of one workflow: harness.batch)."""
     configs = workflow.upstream_configs()
     stack.require_provider().control.set_upstreams(configs)
     if stack.intercept is not None:
@@ -144,10 +145,16 @@ def run_case(
     workflow: WorkflowUnderTest,
     deployment: Deployment,
     observers: Sequence[PhaseObserver] = (),
+    key: str | None = None,
+    beside: frozenset[str] | None = None,
 ) -> CaseResult:
-    reset_stack(stack)
-    route_upstreams(stack, workflow)
-    key = new_key(case.id)
+    """``beside``: the keys of the cases running together with this one (``key`` among
+    them; harness.batch), which reset and route the stack once for all: a case beside others
+    neither resets the stack nor reads their executions, attempts or commits."""
+    if beside is None:
+        reset_stack(stack)
+        route_upstreams(stack, workflow)
+    key = key or new_key(case.id)
     plan = get_delivery(case.delivery)
     point = get_crashpoint(case.crashpoint)
     run = CaseRun(
@@ -158,6 +165,7 @@ def run_case(
         fault=get_fault(case.fault),
         key=key,
         body=workflow.render_body(key=key, event_id=f"evt-{key}"),
+        beside=beside,
     )
     run.known_executions = {e["id"] for w in run.workflow_ids() for e in stack.executions(w)}
     case_dir = stack.run.run_dir / "cases" / case.id
@@ -181,7 +189,8 @@ def run_case(
         run.journal.record("harness.error", type(exc).__name__, message=str(exc)[:500])
         with suppress(Exception):
             run.heal()
-            reset_stack(stack)
+            if beside is None:
+                reset_stack(stack)
     with record.phase("collect"):
         intercepted = _intercepted(run)  # read once: the verdict and the file use it
         evidence = collect(run, plan, point, settled, intercepted)
@@ -237,7 +246,8 @@ def _aftermath(run: CaseRun, plan: DeliveryPlan, record: CaseRecord) -> SettleRe
         run.heal()
         if not run.wait_timed_heal():
             run.journal.record("deadline.expired", "the timed fault's own heal")
-        reset_stack(run.stack)
+        if run.beside is None:  # beside others: its fault touched only its own reference
+            reset_stack(run.stack)
     # A workflow's Wait nodes hold every execution by design: the deadline grows by them.
     deadline_s = SETTLE_S + run.workflow.waits_s
     with record.phase("settle"):
@@ -303,7 +313,9 @@ def collect(
     mine = [
         c for c in in_window if c.reference == run.key and (not effect or str(c.effect) == effect)
     ]
-    stray = [c for c in in_window if c not in mine]
+    # Beside others, their commits are theirs (a stray is a reference none of them has).
+    theirs = (run.beside or frozenset()) - {run.key}
+    stray = [c for c in in_window if c not in mine and c.reference not in theirs]
     attempts = control.attempts(reference=run.key)
     proofs = [
         Proof("delivery", plan.name, *_held(plan.proof())),

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.batch import SharedRuns
 from harness.cases import Case
 from harness.errors import CaseAborted, HarnessCaseError
 from harness.oracle import Verdict
@@ -38,13 +39,20 @@ def test_exactly_once(
     deployments: ChaosDeployments = request.getfixturevalue(
         "chaos_webhook_deployments" if webhook else "chaos_deployments"
     )
+    # A case that touches no process or link runs in its batch, beside others (harness.batch).
+    shared: SharedRuns = request.getfixturevalue("chaos_shared_runs")
     workflow, deployment = deployments[chaos_case.workflow]
     case_dir = n8n_stack.run.run_dir / "cases" / chaos_case.id
     earlier: list[str] = []  # the tries whose fault did not land, kept beside the case
     for try_no in range(1, chaos_harness_retries + 2):
         started = time.time()  # the report's "reset" step runs from here to the case's start
         try:
-            result = run_case(chaos_case, n8n_stack, workflow, deployment, chaos_phase_observers)
+            taken = (  # a retry after a missed fault runs alone
+                shared.take(chaos_case, n8n_stack, deployments.__getitem__) if try_no == 1 else None
+            )
+            result = taken or run_case(
+                chaos_case, n8n_stack, workflow, deployment, chaos_phase_observers
+            )
         except CaseAborted:  # what the evidence holds goes into the report all the same
             attach_evidence(case_dir / "evidence.json", started)
             raise

@@ -34,6 +34,7 @@ class CrashPoint(Protocol):
     # The window lies after the provider committed (where a workflow that promises nothing
     # breaks once the sender's answer is lost and the event comes again).
     after_effect: ClassVar[bool]
+    shares_stack: ClassVar[bool]  # see harness.contract
 
     def arm(self, run: CaseWorld) -> None: ...
 
@@ -52,6 +53,7 @@ class Window:
     offers: ClassVar[frozenset[str]] = frozenset({"in_flight"})
     needs: ClassVar[frozenset[str]] = frozenset()
     after_effect: ClassVar[bool] = True
+    shares_stack: ClassVar[bool] = False  # True: strikes nothing another case uses
 
     def __init__(self) -> None:
         self.fact: str | None = None

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 @register("none")
 class NoWindow(Window):
     offers = frozenset({"planted"})
+    shares_stack = True  # strikes nothing: the fault (if any) was planted for the case
 
     def arm(self, run: CaseWorld) -> None:
         run.inject()

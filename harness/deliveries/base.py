@@ -37,6 +37,7 @@ class DeliveryPlan(Protocol):
     needs: ClassVar[frozenset[str]]
     resends: ClassVar[bool]
     repeat: ClassVar[int]
+    shares_stack: ClassVar[bool]  # see harness.contract
 
     def start(self, run: CaseWorld) -> BackgroundDelivery: ...
 
@@ -54,6 +55,8 @@ class Plan:
     needs: ClassVar[frozenset[str]] = frozenset()
     resends: ClassVar[bool] = False
     repeat: ClassVar[int] = 1
+    # True: sends and holds only the case's own requests (see harness.contract).
+    shares_stack: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.fact: str | None = None

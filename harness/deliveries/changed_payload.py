@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 @register("changed_payload")
 class ChangedPayload(Plan):
     accepts = (frozenset({"quiet"}),)
+    shares_stack = True  # the case's own deliveries (and barrier) only
     needs = frozenset({"amount"})
     resends = True
 

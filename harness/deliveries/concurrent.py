@@ -21,6 +21,7 @@ COPIES = 5
 @register("concurrent")
 class Concurrent(Plan):
     accepts = (frozenset({"quiet"}),)
+    shares_stack = True  # the case's own deliveries (and barrier) only
     resends = True
     repeat = 5
 

@@ -34,6 +34,7 @@ RETRY_ANSWERED_S = 60.0  # how long the retry may take to be answered
 @register("impatient")
 class Impatient(Plan):
     accepts = (frozenset({"quiet"}),)
+    shares_stack = True  # the case's own deliveries (and barrier) only
     # A workflow that answers before its work never keeps this sender waiting.
     needs = frozenset({"sync_answer"})
     resends = True

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 class Late(Plan):
     accepts = (frozenset({"quiet"}),)
     resends = True
+    shares_stack = True  # the case's own redelivery (late_after_ttl's key expiry is stack-wide)
 
     def after_settle(self, run: CaseWorld) -> bool:
         first = run.attempts("d1")

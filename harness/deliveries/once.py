@@ -16,6 +16,7 @@ class Once(Plan):
     offers = frozenset({"no_sender_retry"})
     # Only where n8n's own retries decide (a sender retry would change nothing else).
     accepts = (frozenset({"refuses_effect"}),)
+    shares_stack = True  # the case's own deliveries (and barrier) only
 
     def __init__(self) -> None:
         super().__init__()

@@ -10,6 +10,7 @@ from harness.deliveries.base import Plan, register
 class Retry(Plan):
     offers = frozenset({"baseline", "sender_retry"})
     accepts = None
+    shares_stack = True  # the case's own deliveries (and barrier) only
 
     def __init__(self) -> None:
         super().__init__()

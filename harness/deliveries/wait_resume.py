@@ -52,6 +52,7 @@ def resume_urls(answers: Iterable[str]) -> dict[str, str]:
 class WaitResume(Plan):
     offers = frozenset({"resumes_waits"})
     accepts = (frozenset({"quiet"}), frozenset({"worker_crash", "committed"}))
+    shares_stack = True  # the case's own deliveries (and barrier) only
     needs = frozenset({"wait_resume"})
     resends = True
     copies: ClassVar[int] = 2  # calls of each resume URL released together

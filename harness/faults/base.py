@@ -61,6 +61,7 @@ class Fault(Protocol):
     effect_possible: ClassVar[bool]
     retry_needs_heal: ClassVar[bool]
     opt_in: ClassVar[bool]
+    shares_stack: ClassVar[bool]  # see harness.contract
 
     def prepare(self, ctx: FaultContext) -> None: ...
 
@@ -94,6 +95,8 @@ class NoAction:
     # True: only the workflows whose manifest lists the fault (``production_faults``) run it;
     # a costly fault joins the matrix where it decides something, not everywhere.
     opt_in: ClassVar[bool] = False
+    # True: touches nothing another case uses (no process, no link): see harness.contract.
+    shares_stack: ClassVar[bool] = False
 
     def prepare(self, ctx: FaultContext) -> None:
         del ctx

@@ -8,6 +8,7 @@ from harness.faults.base import FaultContext, NoAction, register
 @register("no_fault")
 class NoFault(NoAction):
     offers = frozenset({"quiet"})
+    shares_stack = True
 
     def proof(self, ctx: FaultContext) -> str | None:
         del ctx

@@ -13,10 +13,11 @@ acknowledged the sender first; the provider's hit count is the proof.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import ClassVar
 
-from fake_providers.payment import FaultKind
+from fake_providers.payment import ControlRequestRejected, FaultKind
 from harness.faults.base import FaultContext, NoAction, register
 
 
@@ -27,6 +28,8 @@ class ProviderFault(NoAction):
     every_attempt: bool = False
     loses_answer: ClassVar[bool] = True
     offers: ClassVar[frozenset[str]] = frozenset({"provider_fault"})
+    # The provider's fault plan is keyed by the case's reference: other cases never meet it.
+    shares_stack: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         self.hits = 0
@@ -52,7 +55,11 @@ class ProviderFault(NoAction):
 
     def heal(self, ctx: FaultContext) -> None:
         self.met(ctx)  # the plan's hit counts are the proof: read them before clearing it
-        ctx.stack.require_provider().control.clear_faults()
+        control = ctx.stack.require_provider().control
+        for fault in control.faults():  # this case's rules only: others may share the stack
+            if fault.reference_prefix == ctx.reference:
+                with suppress(ControlRequestRejected):  # a concurrent heal removed it first
+                    control.remove_fault(fault.id)
 
     def proof(self, ctx: FaultContext) -> str | None:
         del ctx

@@ -8,17 +8,28 @@ import psycopg
 from psycopg.rows import dict_row
 
 
-def execution_rows(dsn: str, workflow_id: str) -> list[dict[str, Any]]:
-    """Execution rows of a workflow (oldest first): id, status, mode, retry links, times."""
+def execution_rows(
+    dsn: str, workflow_id: str, containing: str | None = None
+) -> list[dict[str, Any]]:
+    """Execution rows of a workflow (oldest first): id, status, mode, retry links, times.
+    ``containing``: only the executions whose data holds that text (a case's business key:
+    n8n stores the trigger's input with the execution when it is created)."""
+    query = (
+        'SELECT e.id::text AS id, e.status, e.mode, e."retryOf" AS retry_of, '
+        'e."retrySuccessId" AS retry_success_id, '
+        'extract(epoch from e."startedAt")::float AS started_at, '
+        'extract(epoch from e."stoppedAt")::float AS stopped_at '
+        'FROM execution_entity e WHERE e."workflowId" = %s'
+    )
+    params: tuple[str, ...] = (workflow_id,)
+    if containing is not None:
+        query += (
+            ' AND EXISTS (SELECT 1 FROM execution_data d WHERE d."executionId" = e.id'
+            " AND strpos(d.data, %s) > 0)"
+        )
+        params += (containing,)
     with psycopg.connect(dsn, row_factory=dict_row) as conn:
-        return conn.execute(
-            'SELECT id::text AS id, status, mode, "retryOf" AS retry_of, '
-            '"retrySuccessId" AS retry_success_id, '
-            'extract(epoch from "startedAt")::float AS started_at, '
-            'extract(epoch from "stoppedAt")::float AS stopped_at '
-            'FROM execution_entity WHERE "workflowId" = %s ORDER BY id',
-            (workflow_id,),
-        ).fetchall()
+        return conn.execute((query + " ORDER BY e.id").encode(), params).fetchall()
 
 
 def wait_till(dsn: str, execution_id: str) -> float | None:

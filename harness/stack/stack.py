@@ -218,9 +218,10 @@ class Stack:
                 return i
         return None
 
-    def executions(self, workflow_id: str) -> list[dict[str, Any]]:
-        """Execution rows of a workflow, straight from n8n's database (oldest first)."""
-        return n8n_db.execution_rows(self.postgres_dsn, workflow_id)
+    def executions(self, workflow_id: str, containing: str | None = None) -> list[dict[str, Any]]:
+        """Execution rows of a workflow, straight from n8n's database (oldest first); only
+        those whose data holds ``containing`` when given (see n8n_db.execution_rows)."""
+        return n8n_db.execution_rows(self.postgres_dsn, workflow_id, containing)
 
     def worker_upstream_proxy(self, worker_index: int, upstream: str) -> Proxy:
         return self.proxies[f"worker{worker_index}_{upstream}"]

@@ -132,12 +132,18 @@ class FakeStack:
     def revive(self) -> list[str]:
         return []
 
-    def executions(self, workflow_id: str) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.rows if r["workflow"] == workflow_id]
+    def executions(self, workflow_id: str, containing: str | None = None) -> list[dict[str, Any]]:
+        return [
+            dict(r)
+            for r in self.rows
+            if r["workflow"] == workflow_id and (containing is None or containing in str(r))
+        ]
 
-    def execution(self, status: str = "success") -> dict[str, Any]:
+    def execution(self, status: str = "success", data: str = "") -> dict[str, Any]:
+        """A new execution row; ``data`` stands for its execution data (the trigger body)."""
         now = time.time()
         row = {
+            "data": data,
             "id": str(next(self._ids)),
             "workflow": "wf1",
             "status": status,
@@ -155,7 +161,7 @@ Behaviour = Callable[[FakeStack, dict[str, Any]], httpx.Response]
 
 def charges_once(stack: FakeStack, body: dict[str, Any]) -> httpx.Response:
     key = body["order_id"]
-    stack.execution()
+    stack.execution(data=key)
     if not stack.provider.control.commits(key):
         stack.provider.control.commit(key)
     stack.ledger[key] = "confirmed"

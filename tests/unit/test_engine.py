@@ -99,6 +99,34 @@ def run(
         return runner.run_case(the_case or case(), stack, workflow, DEPLOYMENT)  # type: ignore[arg-type]
 
 
+def busy_neighbour(stack: fakes.FakeStack, body: dict[str, Any]) -> httpx.Response:
+    """Another case's execution and commit land while this case's own request runs."""
+    stack.execution(data="other-key")
+    stack.provider.control.commit("other-key")
+    return fakes.charges_once(stack, body)
+
+
+def test_a_case_beside_others_sees_only_its_own_executions_and_commits(
+    stack: fakes.FakeStack,
+) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return busy_neighbour(stack, json.loads(request.content))
+
+    beside = frozenset({"pay-mine", "other-key"})
+    with respx.mock:
+        respx.post(fakes.WEBHOOK_URL).mock(side_effect=answer)
+        result = runner.run_case(case(), stack, WORKFLOW, DEPLOYMENT, (), "pay-mine", beside)  # type: ignore[arg-type]
+    assert result.judgement.verdict is Verdict.PASS
+    assert result.evidence.execution_ids == ["2"]  # "1" is the neighbour's
+    assert result.evidence.stray_commits == []
+
+
+def test_alone_another_reference_committing_during_the_case_is_stray(
+    stack: fakes.FakeStack,
+) -> None:
+    assert run(stack, busy_neighbour).judgement.verdict is Verdict.STRAY
+
+
 def test_a_correct_workflow_passes_and_every_phase_is_on_disk(stack: fakes.FakeStack) -> None:
     result = run(stack, fakes.charges_once)
     assert result.judgement.verdict is Verdict.PASS

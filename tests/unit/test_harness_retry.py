@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import harness.suite as suite
+from harness.batch import SharedRuns
 from harness.cases import matrix
 from harness.oracle import Judgement, Verdict
 from harness.runner import CaseResult
@@ -51,6 +52,7 @@ def run_test(
         "n8n_webhook_stack": stack,
         "chaos_deployments": deployments,
         "chaos_webhook_deployments": deployments,
+        "chaos_shared_runs": SharedRuns({}),  # a worker_kill case takes the stack alone
     }
     request = SimpleNamespace(getfixturevalue=fixtures.__getitem__)
     suite.test_exactly_once(case, request, [], retries, recorded.__setitem__)  # type: ignore[arg-type]

@@ -1,0 +1,122 @@
+"""Cases that share a stack (harness.batch) against every case alone, side by side on the same
+selection: wall time, the span from the first case's start to the last one's end (the
+matrix time without the stack's bring-up), the sum of the cases' own seconds, and of those
+the seconds spent waiting on n8n and the provider (every phase but prepare and collect: the
+waits a case cannot do without, the floor of a run that overlaps nothing), and whether
+every case got the same verdict both ways.
+
+    python bench/shared_stack.py -k "payment_idempotent and (no_fault or provider or response_drop)"
+    python bench/shared_stack.py -k "payment_idempotent" --jobs 1 2
+
+Each run starts its own stacks (`n8n-chaos run --no-attach`). Writes
+bench/results/shared_stack.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import PeakMemory, load, table, write_result
+
+OWN_PHASES = frozenset({"prepare", "collect"})  # the harness's own work, not a wait
+
+
+def run(keyword: str, jobs: int, alone: bool) -> dict[str, Any]:
+    runs = Path(tempfile.mkdtemp(prefix="n8n-chaos-bench-shared-"))
+    argv = [sys.executable, "-m", "harness", "run", "-j", str(jobs), "--no-attach"]
+    argv += ["--runs-dir", str(runs), "-k", keyword] + (["--alone"] if alone else [])
+    before = load()
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with PeakMemory(proc.pid) as memory:
+        output, _ = proc.communicate()
+    wall = time.monotonic() - started
+    cases = _cases(runs)
+    starts = [c["started_at"] for c in cases.values()]
+    ends = [c["ended_at"] for c in cases.values()]
+    return {
+        "jobs": jobs,
+        "alone": alone,
+        "wall_s": round(wall, 1),
+        "span_s": round(max(ends) - min(starts), 1) if cases else None,
+        "case_s": round(sum(c["seconds"] for c in cases.values()), 1),
+        "wait_s": round(sum(c["waits"] for c in cases.values()), 1),
+        "verdicts": {k: c["verdict"] for k, c in sorted(cases.items())},
+        "peak_mb": round(memory.peak_mb),
+        "exit": proc.returncode,
+        "summary": [line for line in output.splitlines() if " cases: " in line][-1:],
+        "load_before": before,
+        "load_after": load(),
+        "runs_dir": str(runs),
+    }
+
+
+def _cases(runs: Path) -> dict[str, dict[str, Any]]:
+    """Each case's evidence (the last try of a case the harness ran again)."""
+    found: dict[str, dict[str, Any]] = {}
+    for path in sorted(runs.glob("*/**/cases/*/evidence.json")):
+        doc = json.loads(path.read_text())
+        if doc.get("ended_at") is None:
+            continue
+        phases = doc.get("phases") or []
+        found[doc["case"]] = {
+            "verdict": doc.get("verdict"),
+            "started_at": doc["started_at"],
+            "ended_at": doc["ended_at"],
+            "seconds": doc["ended_at"] - doc["started_at"],
+            "waits": sum(
+                (p["ended_at"] or doc["ended_at"]) - p["started_at"]
+                for p in phases
+                if p["name"] not in OWN_PHASES
+            ),
+        }
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("-k", dest="keyword", required=True, help="which cases")
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1], help="stack counts")
+    args = parser.parse_args()
+    results = []
+    for jobs in args.jobs:
+        for alone in (True, False):
+            result = run(args.keyword, jobs, alone)
+            results.append(result)
+            print(f"{jobs} stack(s), {'alone' if alone else 'shared'}: {result['wall_s']} s")
+    rows = []
+    for r in results:
+        twin = next(t for t in results if t["jobs"] == r["jobs"] and t["alone"])
+        same = r["verdicts"] == twin["verdicts"]
+        rows.append(
+            (
+                r["jobs"],
+                "alone" if r["alone"] else "shared",
+                r["wall_s"],
+                r["span_s"],
+                r["case_s"],
+                r["wait_s"],
+                len(r["verdicts"]),
+                "-" if r["alone"] else ("same" if same else "DIFFERENT"),
+                r["peak_mb"],
+                f"{r['load_before']}/{r['load_after']}",
+            )
+        )
+    print(f"cases: -k {args.keyword!r}")
+    headers = ["stacks", "mode", "wall s", "span s", "sum case s", "sum waits s", "cases"]
+    print(table([*headers, "verdicts", "peak MB", "load"], rows))
+    path = write_result("shared_stack", {"keyword": args.keyword, "results": results})
+    print(f"written: {path}")
+
+
+if __name__ == "__main__":
+    main()

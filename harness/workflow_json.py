@@ -159,7 +159,9 @@ def check_webhook(
             f"'{field_prefix}path' is {trigger_path!r}; make them the same"
         )
     # A form is submitted with a POST; its GET only renders the page.
-    methods = FORM_METHOD if is_form else params.get("httpMethod", WEBHOOK_DEFAULT_METHOD)
+    # A service trigger's webhook is a POST (its node description's, not a parameter).
+    fixed = is_form or service_triggers.trigger_of(str(node.get("type"))) is not None
+    methods = FORM_METHOD if fixed else params.get("httpMethod", WEBHOOK_DEFAULT_METHOD)
     allowed = [methods] if isinstance(methods, str) else methods
     if not isinstance(allowed, list) or method not in [str(m).upper() for m in allowed]:
         raise ConfigError(

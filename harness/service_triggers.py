@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fake_providers.payment.control import (
     ControlRequestRejected,
@@ -25,6 +25,9 @@ from fake_providers.payment.control import (
 from fake_providers.payment.triggers import TRIGGERS, ServiceTrigger
 from harness.errors import SetupError
 from harness.workload import DeliveryAttempt, History, Sender, SenderPolicy, classify
+
+if TYPE_CHECKING:
+    from harness.stack.stack import Stack
 
 # n8n's own trigger nodes that are no webhook (schedules, the editor, other workflows, n8n
 # events): a workflow may hold them beside its one driven trigger.
@@ -73,6 +76,18 @@ def unserved_message(where: str, node: Mapping[str, Any]) -> str:
         "personality in fake_providers/payment/triggers/ or start the workflow with a Webhook "
         "node for the test"
     )
+
+
+def check_registered(stack: Stack, trigger: ServiceTrigger, url: str | None) -> None:
+    """The proof that activation reached the fake: it holds an endpoint for ``url``."""
+    registered = stack.require_provider().control.trigger_endpoints(trigger.name)
+    if not any(doc.get("url") == url for doc in registered):
+        urls = ", ".join(str(doc.get("url")) for doc in registered) or "none"
+        raise SetupError(
+            f"the {trigger.node_type} node was activated but the {trigger.name} fake holds no "
+            f"webhook endpoint for {url} (it holds: {urls}); map the service's host to the "
+            f"{trigger.fake} fake in the manifest's upstreams and see the main log"
+        )
 
 
 class ServiceSender(Sender):

@@ -135,6 +135,10 @@ class ServiceSender(Sender):
         self.history.add(result)
         return result
 
+    def settled(self, attempt: DeliveryAttempt) -> bool:
+        """A service resends on every non-2xx (a 4xx too), not only on the unsure ones."""
+        return attempt.outcome == "ok"
+
     def retry_wait_s(self, number: int) -> float:
         delays = self.trigger.retry_delays_s
         return float(delays[min(number, len(delays)) - 1])

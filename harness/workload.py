@@ -155,7 +155,7 @@ class Sender:
         number = 1
         while True:
             last = self.attempt(body, delivery, number)
-            if last.outcome != "info" or not self.policy.retry:
+            if self.settled(last) or not self.policy.retry:
                 return last
             if number >= self.policy.max_attempts:
                 return last
@@ -164,6 +164,10 @@ class Sender:
             # The sender's retry pacing (part of the workload, not a sync).
             time.sleep(self.retry_wait_s(number))
             number += 1
+
+    def settled(self, attempt: DeliveryAttempt) -> bool:
+        """The sender stops once the answer is definite (ok or fail)."""
+        return attempt.outcome != "info"
 
     def retry_wait_s(self, number: int) -> float:
         """The pause after attempt ``number`` failed: doubled each time, at most 8 s."""

@@ -64,16 +64,16 @@ def test_stripes_schedule_doubles_and_fits_in_three_days() -> None:
     assert sum(delays) / HOUR_S <= 72  # Stripe retries for up to three days
 
 
-def test_the_fake_resends_on_non_2xx_with_stripes_backoff(
+def test_the_fake_resends_on_every_non_2xx_with_stripes_backoff(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     waits: list[float] = []
     monkeypatch.setattr(workload.time, "sleep", waits.append)
-    fake = ScriptedFake([500, None, 503, 200])
+    fake = ScriptedFake([500, None, 401, 200])
     history = History()
     last = sender(fake, history).deliver({"id": "evt_1", "type": "t"})
     assert last.status == 200
-    assert [a.outcome for a in history.attempts] == ["info", "info", "info", "ok"]
+    assert [a.outcome for a in history.attempts] == ["info", "info", "fail", "ok"]
     assert waits == list(StripeTrigger.retry_delays_s[:3])
     assert {call[1] for call in fake.calls} == {"http://n8n/webhook/x/webhook"}
     assert all(call[2]["id"] == "evt_1" for call in fake.calls)  # the same event id each time

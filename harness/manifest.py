@@ -217,8 +217,8 @@ class WorkflowUnderTest:
     def service_trigger(self) -> ServiceTrigger | None:
         """The personality of its service trigger node (Stripe Trigger, ...): then the
         service's fake sends its deliveries; None for a Webhook or Form Trigger."""
-        node = wj.webhook_node(self.workflow, self.name)
-        return service_triggers.trigger_of(str(node.get("type")))
+        types = (str(node.get("type")) for node in self.workflow.get("nodes", []))
+        return next(filter(None, map(service_triggers.trigger_of, types)), None)
 
     @property
     def parks_for_resume(self) -> bool:

@@ -1,5 +1,5 @@
-"""Workflows started by a service's own trigger node (the Stripe Trigger, ...): the sender is
-the service's fake.
+"""Internal: Workflows started by a service's own trigger node (the Stripe Trigger, ...): the
+sender is the service's fake.
 
 n8n registers such a node's webhook with the service when the workflow is activated (in the
 main process, through the run's intercepting proxy to the fake named for the service's host);

@@ -10,7 +10,7 @@ import httpx
 
 from .problems import ProblemError
 from .runtime import ProviderRuntime
-from .triggers import TRIGGERS, Document, ServiceTrigger, endpoints
+from .triggers import TRIGGERS, Document, ServiceTrigger, UndeliverableEvent, endpoints
 
 
 def get_trigger(name: str) -> ServiceTrigger:
@@ -44,7 +44,7 @@ async def deliver(
     now = runtime.clock()
     try:
         document = trigger.envelope(event, now)
-    except ValueError as exc:
+    except UndeliverableEvent as exc:
         raise ProblemError(422, "bad-event", "Event not deliverable", str(exc)) from exc
     if not trigger.subscribed(endpoint, document):
         raise ProblemError(

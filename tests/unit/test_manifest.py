@@ -424,6 +424,7 @@ CORRECT_BUNDLED = {
     "smtp_receipt_dedup",
     "stripe_approval",
     "stripe_idempotent",
+    "stripe_trigger_dedup",
     "webhook_dedup",
 }
 NEGATIVE_CONTROLS = {
@@ -442,6 +443,7 @@ NEGATIVE_CONTROLS = {
     "crm_search_then_create",
     "stripe_approval_naive",
     "stripe_naive",
+    "stripe_trigger_naive",
 }
 # Written as n8n's editor exports them for production: literal hosts, their own credentials.
 AS_EXPORTED = {
@@ -451,6 +453,8 @@ AS_EXPORTED = {
     "stripe_approval_naive",
     "stripe_idempotent",
     "stripe_naive",
+    "stripe_trigger_dedup",
+    "stripe_trigger_naive",
 }
 # Guarded by the provider's idempotency key alone (no ledger of their own).
 KEY_ONLY = {"stripe_approval"}
@@ -463,7 +467,10 @@ def test_bundled_workflows_load() -> None:
     assert found["payment_naive"].ledger_state_query is None
     assert found["email_no_idempotency"].effect.provider_effect is ProviderEffect.EMAIL
     for wut in found.values():
-        assert wut.render_body("k-1", "e-1")[wut.business_key] == "k-1"
+        value: Any = wut.render_body("k-1", "e-1")
+        for part in wut.business_key_path:  # a Stripe event's key is data.object.<field>
+            value = value[part]
+        assert value == "k-1"
         guarded = wut.negative_control is None and wut.name not in KEY_ONLY
         if wut.promise is not Promise.NONE and guarded:
             assert wut.ledger_schema_sql and wut.ledger_state_query and wut.ledger_done_state
@@ -512,6 +519,7 @@ def test_bundled_workflows_use_node_versions_of_both_supported_n8n_releases() ->
         "n8n-nodes-base.removeDuplicates": {2},
         "n8n-nodes-base.wait": {1.1},
         "n8n-nodes-base.emailSend": {2.1},
+        "n8n-nodes-base.stripeTrigger": {1},
     }
     for name, workflow in every_bundled_workflow():
         for node in workflow["nodes"]:
@@ -875,8 +883,10 @@ def test_bundled_exports_call_their_real_hosts_without_env() -> None:
         text = json.dumps(wut.workflow)
         assert "$env" not in text, name
         assert wut.upstreams, name
+        trigger = wut.service_trigger  # registers with its service's host, not a URL in the file
         for host in wut.upstreams:
-            assert host == "smtp" or f"https://{host}/" in text, (name, host)
+            registers = trigger is not None and wut.upstreams[host].fake == trigger.fake
+            assert host == "smtp" or registers or f"https://{host}/" in text, (name, host)
         for node in wut.workflow["nodes"]:
             for ref in node.get("credentials", {}).values():
                 assert ref["id"] and ref["name"], (name, node["name"])

@@ -20,6 +20,8 @@ import importlib
 import pkgutil
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from fake_providers.errors import FakeProviderError
+
 if TYPE_CHECKING:
     from starlette.responses import Response
 
@@ -28,6 +30,10 @@ if TYPE_CHECKING:
     from ..runtime import ProviderRuntime
 
 Document = dict[str, Any]
+
+
+class UndeliverableEvent(FakeProviderError, ValueError):
+    """The harness's event lacks what the service's deliveries carry (the message says what)."""
 
 
 class ServiceTrigger(Protocol):
@@ -47,8 +53,8 @@ class ServiceTrigger(Protocol):
         ...
 
     def envelope(self, event: Document, now: float) -> Document:
-        """The event as the service sends it (the harness's body, completed); ValueError
-        names what the body lacks."""
+        """The event as the service sends it (the harness's body, completed);
+        UndeliverableEvent names what the body lacks."""
         ...
 
     def subscribed(self, endpoint: Document, event: Document) -> bool: ...

@@ -23,7 +23,7 @@ import hmac
 import secrets
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from . import Document, endpoints, register
+from . import Document, UndeliverableEvent, endpoints, register
 
 if TYPE_CHECKING:
     from starlette.responses import Response
@@ -124,7 +124,7 @@ class StripeTrigger:
 
     def envelope(self, event: Document, now: float) -> Document:
         if not event.get("id") or not event.get("type"):
-            raise ValueError(
+            raise UndeliverableEvent(
                 "a Stripe event needs an 'id' (evt_...) and a 'type'; set both in the "
                 "manifest's trigger.body"
             )

@@ -15,7 +15,8 @@ from ``harness``, so their errors hang from this root instead of ``harness.error
     ├── ConnectionDropUnsupported  payment.connection: no real socket to close or reset
     ├── UpstreamConfigError    upstreams: a host's fake configured wrongly (also a ValueError)
     ├── StripeError            payment.fakes: the stripe fake answers in Stripe's error shape
-    └── UnreadableBody         payment.fakes.inbound: a request body that cannot be parsed
+    ├── UnreadableBody         payment.fakes.inbound: a request body that cannot be parsed
+    └── UndeliverableEvent     payment.triggers: an event a service cannot send (also a ValueError)
 """
 
 from __future__ import annotations

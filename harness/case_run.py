@@ -21,6 +21,7 @@ import redis
 from harness.errors import SetupError, WindowNotOpened
 from harness.faults import Fault, FaultContext
 from harness.journal import Journal
+from harness.service_triggers import ServiceSender
 from harness.settle import Activity, Settler, SettleResult, bull_execution_ids, latest_activity
 from harness.workload import BackgroundDelivery, DeliveryAttempt, History, Sender, SenderPolicy
 
@@ -106,6 +107,9 @@ class CaseRun:
         if attempt_timeout_s is None:  # a synchronous answer comes after the Wait nodes
             attempt_timeout_s = SenderPolicy().attempt_timeout_s + self.workflow.waits_s
         policy = SenderPolicy(retry=retry, attempt_timeout_s=attempt_timeout_s)
+        trigger = self.workflow.service_trigger
+        if trigger is not None:  # the service's fake sends, to the URL n8n registered
+            return ServiceSender(trigger, self.provider, self.webhook_url, self.history, policy)
         return Sender(
             self.webhook_url,
             self.workflow.method,

@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness import credentials as creds
+from harness import service_triggers
 from harness import workflow_json as wj
 from harness.credential_fill import FillContext
 from harness.manifest import TriggerAuth, WorkflowUnderTest
+from harness.runner import route_upstreams
 from harness.stack.deploy import DeployedWorkflow
 from harness.stack.stack import Stack
 
@@ -79,7 +81,11 @@ def deploy_under_test(stack: Stack, wut: WorkflowUnderTest) -> Deployment:
     if wut.error_workflow is not None:
         error_workflow_id = stack.deploy(bind(wut.error_workflow.workflow, None)).id
         main_workflow = with_error_workflow(main_workflow, error_workflow_id)
+    if wut.service_trigger is not None:  # n8n registers it with the fake as it activates
+        route_upstreams(stack, wut)
     main = stack.deploy(main_workflow)
+    if wut.service_trigger is not None:
+        service_triggers.check_registered(stack, wut.service_trigger, main.webhook_url)
     reconciler = (
         stack.deploy(bind(wut.reconciler.workflow, wut.reconciler.trigger_auth))
         if wut.reconciler is not None

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness import credentials as creds
 from harness import manifest_model as mm
-from harness import subworkflows, upstream_config
+from harness import service_triggers, subworkflows, upstream_config
 from harness import workflow_hosts as wh
 from harness import workflow_json as wj
 from harness.credential_fill import FillContext, credential_data
@@ -52,6 +52,7 @@ from harness.manifest_model import (
 from harness.manifest_upstreams import UpstreamSpec
 
 if TYPE_CHECKING:
+    from fake_providers.payment.triggers import ServiceTrigger
     from fake_providers.upstreams import Upstream
 
 __all__ = [
@@ -230,6 +231,13 @@ class WorkflowUnderTest:
     def waits_s(self) -> float:
         """How long its Wait nodes hold an execution (its deadlines grow by that)."""
         return wj.wait_seconds(self.workflow)
+
+    @property
+    def service_trigger(self) -> ServiceTrigger | None:
+        """The personality of its service trigger node (Stripe Trigger, ...): then the
+        service's fake sends its deliveries; None for a Webhook or Form Trigger."""
+        types = (str(node.get("type")) for node in self.workflow.get("nodes", []))
+        return next(filter(None, map(service_triggers.trigger_of, types)), None)
 
     @property
     def parks_for_resume(self) -> bool:

@@ -17,13 +17,22 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from harness import service_triggers
 from harness.errors import ConfigError
 from harness.manifest_model import json_type
 
 WEBHOOK_NODE_TYPE = "n8n-nodes-base.webhook"
 FORM_TRIGGER_NODE_TYPE = "n8n-nodes-base.formTrigger"
 # The triggers the harness drives with one HTTP request (a form submission is a POST).
-TRIGGER_NODE_TYPES = (WEBHOOK_NODE_TYPE, FORM_TRIGGER_NODE_TYPE)
+# A service trigger (Stripe Trigger, ...) is driven through its fake (harness.service_triggers).
+TRIGGER_NODE_TYPES = (
+    WEBHOOK_NODE_TYPE,
+    FORM_TRIGGER_NODE_TYPE,
+    *service_triggers.SERVICE_TRIGGER_TYPES,
+)
+# n8n's path of a node's webhook that has a webhookId: <webhookId>/<the node's webhook path>
+# (NodeHelpers.getNodeWebhookPath); a service trigger's own webhook path is this.
+SERVICE_TRIGGER_WEBHOOK_PATH = "webhook"
 FORM_METHOD = "POST"
 ERROR_TRIGGER_NODE_TYPE = "n8n-nodes-base.errorTrigger"
 WAIT_NODE_TYPE = "n8n-nodes-base.wait"
@@ -109,6 +118,8 @@ def webhook_node(workflow: dict[str, Any], where: str) -> dict[str, Any]:
         for n in workflow["nodes"]
         if n.get("type") in TRIGGER_NODE_TYPES and not n.get("disabled", False)
     ]
+    if not webhooks and (unserved := service_triggers.unserved_trigger(workflow["nodes"])):
+        raise ConfigError(service_triggers.unserved_message(where, unserved))
     if not webhooks:
         raise ConfigError(
             f"{where}: field 'nodes': no Webhook node (type {WEBHOOK_NODE_TYPE!r}) or Form "
@@ -141,13 +152,19 @@ def check_webhook(
     params = node["parameters"]
     is_form = node.get("type") == FORM_TRIGGER_NODE_TYPE
     label = f"{path}: {'Form Trigger' if is_form else 'Webhook'} node {node.get('name')!r}"
+    where_path = "parameters.path"
+    if service_triggers.trigger_of(str(node.get("type"))) is not None:
+        label = f"{path}: {node.get('type')} node {node.get('name')!r}"
+        where_path = f"its webhook path (webhookId/{SERVICE_TRIGGER_WEBHOOK_PATH})"
     if trigger_path_of(node) != trigger_path:
         raise ConfigError(
-            f"{label}: parameters.path is {trigger_path_of(node)!r} but {manifest_path} field "
+            f"{label}: {where_path} is {trigger_path_of(node)!r} but {manifest_path} field "
             f"'{field_prefix}path' is {trigger_path!r}; make them the same"
         )
     # A form is submitted with a POST; its GET only renders the page.
-    methods = FORM_METHOD if is_form else params.get("httpMethod", WEBHOOK_DEFAULT_METHOD)
+    # A service trigger's webhook is a POST (its node description's, not a parameter).
+    fixed = is_form or service_triggers.trigger_of(str(node.get("type"))) is not None
+    methods = FORM_METHOD if fixed else params.get("httpMethod", WEBHOOK_DEFAULT_METHOD)
     allowed = [methods] if isinstance(methods, str) else methods
     if not isinstance(allowed, list) or method not in [str(m).upper() for m in allowed]:
         raise ConfigError(
@@ -208,8 +225,12 @@ def form_field_names(node: dict[str, Any]) -> dict[str, str]:
 
 def trigger_path_of(node: dict[str, Any]) -> Any:
     """The production path of a trigger node. A Form Trigger's is ``path``, else
-    ``options.path``, else its webhookId (FormTriggerV2's webhooks[].path expression)."""
+    ``options.path``, else its webhookId (FormTriggerV2's webhooks[].path expression); a
+    service trigger's is ``<webhookId>/webhook``."""
     params = node.get("parameters", {})
+    if service_triggers.trigger_of(str(node.get("type"))) is not None:
+        webhook_id = node.get("webhookId")
+        return f"{webhook_id}/{SERVICE_TRIGGER_WEBHOOK_PATH}" if webhook_id else None
     if node.get("type") != FORM_TRIGGER_NODE_TYPE:
         return params.get("path")
     options = params.get("options") if isinstance(params.get("options"), dict) else {}

@@ -152,19 +152,26 @@ class Sender:
         before_retry: Callable[[DeliveryAttempt], None] | None = None,
     ) -> DeliveryAttempt:
         """Send until definite (ok/fail) or the attempts run out; returns the last attempt."""
-        wait = self.policy.backoff_s
         number = 1
         while True:
             last = self.attempt(body, delivery, number)
-            if last.outcome != "info" or not self.policy.retry:
+            if self.settled(last) or not self.policy.retry:
                 return last
             if number >= self.policy.max_attempts:
                 return last
             if before_retry is not None:
                 before_retry(last)
-            time.sleep(wait)  # the sender's retry pacing (part of the workload, not a sync)
-            wait = min(wait * 2, 8.0)
+            # The sender's retry pacing (part of the workload, not a sync).
+            time.sleep(self.retry_wait_s(number))
             number += 1
+
+    def settled(self, attempt: DeliveryAttempt) -> bool:
+        """The sender stops once the answer is definite (ok or fail)."""
+        return attempt.outcome != "info"
+
+    def retry_wait_s(self, number: int) -> float:
+        """The pause after attempt ``number`` failed: doubled each time, at most 8 s."""
+        return float(min(self.policy.backoff_s * 2 ** (number - 1), 8.0))
 
     def deliver_concurrently(self, body: dict[str, Any], copies: int) -> list[DeliveryAttempt]:
         """``copies`` identical deliveries released together by a barrier, each retried."""

@@ -310,6 +310,25 @@ class ProviderControl:
     def upstreams(self) -> list[Upstream]:
         return upstreams_from_json(self._call("GET", "/_control/upstreams"))
 
+    def trigger_endpoints(self, trigger: str) -> list[dict[str, Any]]:
+        """The webhook endpoints n8n registered with service trigger ``trigger``."""
+        result: list[dict[str, Any]] = self._call("GET", f"/_control/triggers/{trigger}/endpoints")
+        return result
+
+    def deliver_event(
+        self, trigger: str, url: str, event: dict[str, Any], timeout_s: float
+    ) -> dict[str, Any]:
+        """One signed delivery attempt of ``event`` by the fake to the endpoint registered for
+        ``url``: ``status`` (None: timeout or reset) and ``detail``. ControlRequestRejected
+        (404) when nothing is registered for ``url``."""
+        result: dict[str, Any] = self._call(
+            "POST",
+            f"/_control/triggers/{trigger}/deliveries",
+            json={"url": url, "event": event, "timeout_s": timeout_s},
+            timeout=timeout_s + 10.0,
+        )
+        return result
+
     def commits(
         self,
         reference: str | None = None,

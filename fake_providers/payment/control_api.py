@@ -10,12 +10,14 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..upstreams import UpstreamConfigError, upstreams_from_json, upstreams_to_json
+from . import triggers
 from .barriers import ArmedBarrier
 from .faults import FaultRule
 from .kinds import CrashPoint, FaultKind
 from .problems import ProblemError
 from .runtime import ProviderRuntime
 from .store import LedgerStore, Row
+from .trigger_delivery import deliver, get_trigger
 
 PREFIX = "/_control"
 
@@ -37,6 +39,13 @@ class FaultSpec(BaseModel):
     delay_ms: int = Field(default=0, ge=0)
     hang_ms: int = Field(default=30_000, ge=0)
     retry_after_s: int = Field(default=1, ge=0, le=3600)
+
+
+class DeliverySpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str = Field(min_length=1)  # the URL the trigger node registered
+    event: dict[str, Any]
+    timeout_s: float = Field(default=30.0, gt=0, le=600)
 
 
 class BarrierSpec(BaseModel):
@@ -164,6 +173,18 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
     @router.get("/control/upstreams", include_in_schema=False)
     async def get_upstreams() -> list[dict[str, Any]]:
         return upstreams_to_json(list(runtime.upstreams.values()))
+
+    @router.get(PREFIX + "/triggers/{name}/endpoints")
+    async def trigger_endpoints(name: str) -> list[dict[str, Any]]:
+        """The webhook endpoints n8n registered with a service trigger's fake."""
+        return list(triggers.endpoints(runtime, get_trigger(name)).values())
+
+    @router.post(PREFIX + "/triggers/{name}/deliveries")
+    async def trigger_delivery(name: str, spec: DeliverySpec) -> dict[str, Any]:
+        """One signed delivery attempt of an event to a registered endpoint, as the service
+        sends it; answers its status (null: timeout or reset) and the start of its body."""
+        trigger = get_trigger(name)
+        return await deliver(runtime, trigger, spec.url, spec.event, spec.timeout_s)
 
     @router.get(PREFIX + "/commits")
     async def commits(

@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..upstreams import Upstream
 from .barriers import BarrierRegistry
@@ -27,6 +27,9 @@ class ProviderRuntime:
         self.barriers = BarrierRegistry()
         # Which fake answers which host; kept across `reset()` (the harness sets it per case).
         self.upstreams: dict[str, Upstream] = {}
+        # Webhook endpoints n8n's service trigger nodes registered, per trigger, by id; kept
+        # across `reset()` (they live as long as the workflow stays active).
+        self.trigger_endpoints: dict[str, dict[str, dict[str, Any]]] = {}
         self.smtp_port: int | None = None  # the mail fake's port, once it serves
         self._store = LedgerStore(config.db_path, now=clock())
         # One thread owns the SQLite connection: writes are serialised without blocking the loop.

@@ -426,6 +426,7 @@ CORRECT_BUNDLED = {
     "stripe_approval",
     "stripe_idempotent",
     "subflow_checkout_idempotent",
+    "stripe_trigger_dedup",
     "webhook_dedup",
 }
 NEGATIVE_CONTROLS = {
@@ -449,6 +450,7 @@ NEGATIVE_CONTROLS = {
     "stripe_naive",
     "subflow_checkout_naive",
     "supabase_status_gate_late",
+    "stripe_trigger_naive",
 }
 # Written as n8n's editor exports them for production: literal hosts, their own credentials.
 AS_EXPORTED = {
@@ -464,6 +466,8 @@ AS_EXPORTED = {
     "subflow_checkout_idempotent",
     "subflow_checkout_naive",
     "supabase_status_gate_late",
+    "stripe_trigger_dedup",
+    "stripe_trigger_naive",
 }
 # Guarded by the provider alone (no ledger of their own): its idempotency key, its upsert.
 KEY_ONLY = {"stripe_approval", "sendgrid_contact_upsert"}
@@ -476,7 +480,10 @@ def test_bundled_workflows_load() -> None:
     assert found["payment_naive"].ledger_state_query is None
     assert found["email_no_idempotency"].effect.provider_effect is ProviderEffect.EMAIL
     for wut in found.values():
-        assert wut.render_body("k-1", "e-1")[wut.business_key] == "k-1"
+        value: Any = wut.render_body("k-1", "e-1")
+        for part in wut.business_key_path:  # a Stripe event's key is data.object.<field>
+            value = value[part]
+        assert value == "k-1"
         guarded = wut.negative_control is None and wut.name not in KEY_ONLY
         if wut.promise is not Promise.NONE and guarded:
             assert wut.ledger_schema_sql and wut.ledger_state_query and wut.ledger_done_state
@@ -529,6 +536,7 @@ def test_bundled_workflows_use_node_versions_of_both_supported_n8n_releases() ->
         "n8n-nodes-base.executeWorkflow": {1.2},
         "n8n-nodes-base.executeWorkflowTrigger": {1.1},
         "n8n-nodes-base.noOp": {1},
+        "n8n-nodes-base.stripeTrigger": {1},
     }
     for name, workflow in every_bundled_workflow():
         for node in workflow["nodes"]:
@@ -895,8 +903,10 @@ def test_bundled_exports_call_their_real_hosts_without_env() -> None:
         assert set(re.findall(r"\$env\.(\w+)", text)) <= set(wut.env), name
         assert wut.upstreams, name
         urls = text + json.dumps(list(wut.env.values()))
+        trigger = wut.service_trigger  # registers with its service's host, not a URL in the file
         for host in wut.upstreams:
-            assert host == "smtp" or f"https://{host}" in urls, (name, host)
+            registers = trigger is not None and wut.upstreams[host].fake == trigger.fake
+            assert host == "smtp" or registers or f"https://{host}" in urls, (name, host)
         for node in [n for w in workflows for n in w["nodes"]]:
             for ref in node.get("credentials", {}).values():
                 assert ref["id"] and ref["name"], (name, node["name"])

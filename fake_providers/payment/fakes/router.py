@@ -15,7 +15,10 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...upstreams import Upstream
+from ..problems import ProblemError
 from ..runtime import ProviderRuntime
+from ..triggers import TRIGGERS
+from .inbound import UnreadableBody, read_upstream_request
 from .record import RecordFake
 from .stripe import StripeFake
 
@@ -58,5 +61,21 @@ class UpstreamHostRouter:
             await self.app(scope, receive, send)
             return
         request = Request(scope, receive)
-        response = await self.fakes[upstream.fake].handle(request, upstream)
+        response = await self._registration(request, upstream)
+        if response is None:
+            response = await self.fakes[upstream.fake].handle(request, upstream)
         await response(scope, receive, send)
+
+    async def _registration(self, request: Request, upstream: Upstream) -> Response | None:
+        """A service trigger's webhook registration on its fake's host, else None."""
+        path = request.url.path
+        trigger = next(
+            (t for t in TRIGGERS.values() if t.fake == upstream.fake and t.owns(path)), None
+        )
+        if trigger is None:
+            return None
+        try:
+            inbound = await read_upstream_request(request, self.runtime.config.max_body_bytes)
+        except (UnreadableBody, ProblemError) as exc:
+            return Response(str(exc), status_code=400)
+        return await trigger.register(inbound, upstream, self.runtime)

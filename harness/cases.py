@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from typing import Any, TypeVar
 
 from harness.contract import WORKFLOW_CAPABILITIES
@@ -238,6 +239,7 @@ def matrix(
         _check_negative_control(workflow, by_id)
         _check_production_faults(workflow, by_id)
         offered = capabilities(workflow, workers)
+        _check_chosen_scenarios(workflow, known, offered)
         parks = workflow.parks_for_resume  # read from the workflow JSON once, not per scenario
         control, opted_in = workflow.negative_control, set(workflow.production_faults)
         for scenario in known:
@@ -248,12 +250,32 @@ def matrix(
                 continue
             if scenario.opt_in and control is None and scenario.fault not in opted_in:
                 continue
+            if not _chosen(workflow, scenario):
+                continue
             runs = repeat or scenario.repeat
             cases += [
                 Case(workflow.name, scenario, expected, run_no, runs)
                 for run_no in range(1, runs + 1)
             ]
     return cases
+
+
+def _chosen(workflow: WorkflowUnderTest, scenario: Scenario) -> bool:
+    """Whether the manifest's ``scenarios`` (globs over ids) keep it; none named: all."""
+    return not workflow.scenarios or any(fnmatchcase(scenario.id, g) for g in workflow.scenarios)
+
+
+def _check_chosen_scenarios(
+    workflow: WorkflowUnderTest, known: list[Scenario], offered: frozenset[str]
+) -> None:
+    runnable = [s.id for s in known if s.needs <= offered]
+    for glob in workflow.scenarios:
+        if not any(fnmatchcase(scenario_id, glob) for scenario_id in runnable):
+            raise ConfigError(
+                f"{workflow.directory or workflow.name}/manifest.json: field 'scenarios': "
+                f"{glob!r} names no scenario this workflow can run; name an id or a glob "
+                "from `n8n-chaos list`, e.g. 'retry-worker_kill-*'"
+            )
 
 
 def _check_production_faults(workflow: WorkflowUnderTest, by_id: dict[str, Scenario]) -> None:

@@ -204,6 +204,8 @@ class WorkflowUnderTest:
     negative_control: NegativeControl | None = None
     # Opt-in faults (``Fault.opt_in``) this workflow runs too (manifest production_faults).
     production_faults: tuple[str, ...] = ()
+    # Globs over scenario ids: the matrix keeps only these (manifest scenarios); () = all.
+    scenarios: tuple[str, ...] = ()
     directory: Path | None = None
     headers_template: dict[str, str] = field(default_factory=dict, hash=False)
     query_template: dict[str, Any] = field(default_factory=dict, hash=False)
@@ -488,6 +490,7 @@ def _load(m: mm.Manifest, files: _Files) -> WorkflowUnderTest:
         error_workflow=error_workflow,
         negative_control=negative_control,
         production_faults=tuple(m.production_faults),
+        scenarios=tuple(m.scenarios),
         directory=directory,
         headers_template=dict(m.trigger.headers),
         query_template=dict(m.trigger.query),

@@ -416,6 +416,13 @@ class Manifest(_Model):
         "this workflow also runs; each costs its hold time, so name them where they decide "
         "something",
     )
+    scenarios: list[NonEmpty] = Field(
+        default_factory=list,
+        description="only these scenarios of the matrix (ids or globs, e.g. "
+        "'retry-worker_kill-*'; `n8n-chaos list`); empty: every scenario the workflow can run. "
+        "For a CI gate's budget: a workflow whose guard is narrow needs the scenarios that "
+        "test that guard",
+    )
     upstreams: Upstreams = Field(
         default_factory=dict,
         description="host the workflow calls -> the fake that answers it: 'stripe', 'record', "

@@ -127,6 +127,19 @@ def test_a_negative_control_runs_only_where_it_must_be_caught() -> None:
     ]
 
 
+def test_the_manifests_scenarios_keep_only_those_it_names() -> None:
+    narrow = workflow(scenarios=("retry-no_fault-none", "retry-worker_kill-*"))
+    ids = {c.scenario.id for c in matrix([narrow])}
+    assert "retry-no_fault-none" in ids and "retry-worker_kill-after_commit" in ids
+    assert all(i == "retry-no_fault-none" or i.startswith("retry-worker_kill-") for i in ids)
+    assert len(matrix([workflow()])) > len(matrix([narrow]))
+
+
+def test_scenarios_naming_nothing_the_workflow_runs_is_refused() -> None:
+    with pytest.raises(ConfigError, match="field 'scenarios': 'retry-nope-\\*' names no scenario"):
+        matrix([workflow(scenarios=("retry-nope-*",))])
+
+
 def test_a_negative_control_naming_an_unknown_scenario_is_refused() -> None:
     broken = workflow(negative_control=NegativeControl("x", {"retry-nope-none": "DUPLICATE"}))
     with pytest.raises(ConfigError, match="unknown scenario 'retry-nope-none'"):

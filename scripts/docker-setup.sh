@@ -6,9 +6,18 @@
 #   3. local images of the same shape as the pinned ones in compose/compose.yaml, on a Debian
 #      base made by debootstrap; the parts `n8n-chaos install` put in the cache are bind-mounted
 #      into the containers or copied into the images (below).
-# Run scripts/setup.sh first (the parts).
+# Run scripts/setup.sh first (the parts), or run `docker-setup.sh --without-parts` beside it
+# (steps 1, 2 and the base image: they need nothing setup.sh installs; .ci/run does so), then
+# this script again for the images.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+WITHOUT_PARTS=0
+case "${1:-}" in
+  "") ;;
+  --without-parts) WITHOUT_PARTS=1 ;;
+  *) echo "error: unknown option '$1': the only option is --without-parts (see the script's head)" >&2
+     exit 2 ;;
+esac
 
 COMPOSE_VERSION=v2.40.3
 SUITE=bookworm
@@ -48,13 +57,31 @@ if ! docker compose version 2>/dev/null | grep -q "${COMPOSE_VERSION}" && [ ! -x
   COMPOSE_PID=$!
 fi
 
+# The compose CLI, once its build finished.
+compose_ready() {
+  if [ -n "$COMPOSE_PID" ] && ! wait "$COMPOSE_PID"; then
+    COMPOSE_PID=""
+    echo "building docker compose $COMPOSE_VERSION failed; see $CACHE/logs/compose-build.log" >&2
+    tail -20 "$CACHE/logs/compose-build.log" >&2
+    exit 1
+  fi
+  COMPOSE_PID=""
+  if ! docker compose version 2>/dev/null | grep -q "${COMPOSE_VERSION}"; then
+    mkdir -p "$PLUGIN_DIR"
+    install -m 0755 "$BUILT" "$PLUGIN_DIR/docker-compose"
+  fi
+  say "$(docker compose version)"
+}
+
 # -- 2. engine ------------------------------------------------------------------------
 if ! command -v dockerd >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1; then
   need_root "installing docker.io and debootstrap"
   say "installing docker.io and debootstrap (apt)"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq docker.io debootstrap >/dev/null
+  # One apt at a time: setup.sh's may run beside this one (.ci/run).
+  ( flock 9
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq docker.io debootstrap >/dev/null ) 9>/tmp/n8n-chaos-apt.lock
 fi
 if ! docker info >/dev/null 2>&1; then
   need_root "starting dockerd"
@@ -80,15 +107,6 @@ fi
 # ca-certificates, redis-server, python3): no image runs apt. Its root file system is kept as
 # a tarball under <cache>/images, keyed by its inputs, so a wiped engine imports it again
 # without the network. The images themselves take seconds and are not saved.
-read -r PG_BIN TOXI_BIN < <(python3 - <<'PY'
-from harness.stack.install import Installer
-inst = Installer().installed()
-if inst is None:
-    raise SystemExit("the real parts are not installed: run `bash scripts/setup.sh` first")
-print(inst.postgres_bin_dir, inst.toxiproxy_bin)
-PY
-)
-PG_HOME=$(dirname "$PG_BIN")
 # The tags: harness/stack/docker/project.py (LOCAL_IMAGES, LOCAL_N8N_IMAGE) names the same.
 BASE_TAG=n8n-chaos/base:$SUITE-thin
 BASE_PACKAGES=tini,ca-certificates,redis-server,python3
@@ -123,6 +141,22 @@ else
     "$rootfs" "$BASE_TAG" >/dev/null
   say "$BASE_TAG imported from $rootfs"
 fi
+
+if [ "$WITHOUT_PARTS" -eq 1 ]; then
+  compose_ready
+  say "engine, compose CLI and base image ready; run this script again for the images"
+  exit 0
+fi
+# Paths of the cached parts (scripts/setup.sh installed them).
+read -r PG_BIN TOXI_BIN < <(python3 - <<'PY'
+from harness.stack.install import Installer
+inst = Installer().installed()
+if inst is None:
+    raise SystemExit("the real parts are not installed: run `bash scripts/setup.sh` first")
+print(inst.postgres_bin_dir, inst.toxiproxy_bin)
+PY
+)
+PG_HOME=$(dirname "$PG_BIN")
 
 # Each image is built in a context of its own, side by side (the legacy builder: Debian's
 # docker.io has no buildx); every build's output goes to <cache>/logs/image-<name>.log.
@@ -171,17 +205,5 @@ failed=0
 for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
 [ "$failed" -eq 0 ] || exit 1
 
-# -- the compose CLI, once its build finished ----------------------------------------
-if [ -n "$COMPOSE_PID" ] && ! wait "$COMPOSE_PID"; then
-  COMPOSE_PID=
-  echo "building docker compose $COMPOSE_VERSION failed; see $CACHE/logs/compose-build.log" >&2
-  tail -20 "$CACHE/logs/compose-build.log" >&2
-  exit 1
-fi
-COMPOSE_PID=""
-if ! docker compose version 2>/dev/null | grep -q "${COMPOSE_VERSION}"; then
-  mkdir -p "$PLUGIN_DIR"
-  install -m 0755 "$BUILT" "$PLUGIN_DIR/docker-compose"
-fi
-say "$(docker compose version)"
+compose_ready
 say "images ready"

@@ -15,8 +15,11 @@ APT_PID=""
 if [ "${#packages[@]}" -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     echo "== installing ${packages[*]} (apt, in the background; log: /tmp/n8n-chaos-apt.log)"
-    ( export DEBIAN_FRONTEND=noninteractive
-      apt-get update -qq && apt-get install -y -qq "${packages[@]}" ) >/tmp/n8n-chaos-apt.log 2>&1 &
+    # One apt at a time: docker-setup.sh's may run beside this one (.ci/run).
+    ( flock 9
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get update -qq && apt-get install -y -qq "${packages[@]}" ) 9>/tmp/n8n-chaos-apt.lock \
+      >/tmp/n8n-chaos-apt.log 2>&1 &
     APT_PID=$!
   elif [[ " ${packages[*]} " == *" redis-server "* ]]; then
     echo "redis-server is missing: run 'sudo apt-get install -y redis-server' and retry" >&2

@@ -540,9 +540,7 @@ def _compose_project(run: RunContext, config: StackConfig) -> ComposeProject | N
         return None
     from harness.stack.docker.project import ComposeProject  # the docker SDK only when used
 
-    return ComposeProject.for_run(
-        run, config.n8n_version, config.n8n_image, config.webhook_processor
-    )
+    return ComposeProject.for_run(run, config.n8n_image, config.webhook_processor)
 
 
 def _intercept(

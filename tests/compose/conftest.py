@@ -15,12 +15,11 @@ from harness.errors import HarnessError
 def docker_ready() -> None:
     try:
         from harness.stack.docker.engine import client, compose_version, require_image
-        from harness.stack.docker.project import LOCAL_IMAGES, local_n8n_image
-        from harness.stack.install import DEFAULT_N8N_VERSION
+        from harness.stack.docker.project import LOCAL_IMAGES, LOCAL_N8N_IMAGE
 
         client()
         compose_version()
-        for image in (*LOCAL_IMAGES.values(), local_n8n_image(DEFAULT_N8N_VERSION)):
+        for image in (*LOCAL_IMAGES.values(), LOCAL_N8N_IMAGE):
             require_image(image)
     except (HarnessError, ImportError) as exc:
         if os.environ.get("CI") == "true":

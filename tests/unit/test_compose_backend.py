@@ -13,7 +13,12 @@ import pytest
 from harness.errors import ConfigError
 from harness.stack import reaper
 from harness.stack.docker.container import ContainerProcess
-from harness.stack.docker.project import CONTAINER_CA_CERT, ComposeProject, service_spec
+from harness.stack.docker.project import (
+    CONTAINER_CA_CERT,
+    LOCAL_N8N_IMAGE,
+    ComposeProject,
+    service_spec,
+)
 from harness.stack.intercept.launcher import InterceptProxy
 from harness.stack.run import RunContext
 from harness.stack.stack import StackConfig
@@ -31,6 +36,7 @@ PG_ARGV = [
     "-c",
     "fsync=off",
 ]
+N8N_ARGV = ["/cache/node/bin/node", "/cache/n8n/node_modules/n8n/bin/n8n", "worker"]
 
 
 def test_postgres_runs_the_native_settings_without_host_paths() -> None:
@@ -75,7 +81,7 @@ def test_n8n_gets_its_role_and_settings_but_not_the_hosts_paths() -> None:
     assert spec == {"command": ["worker", "--concurrency=5"], "environment": {"N8N_PORT": "5"}}
 
 
-def _project(tmp_path: Path, image: str = "n8n-chaos/n8n:2.40.7-local") -> ComposeProject:
+def _project(tmp_path: Path, image: str = LOCAL_N8N_IMAGE) -> ComposeProject:
     run = RunContext(run_id="20260101-000000-abcdef", run_dir=tmp_path, reaper=None)  # type: ignore[arg-type]
     (tmp_path / "logs").mkdir(exist_ok=True)
     return ComposeProject(run, image, False, False, "n8n-chaos-20260101-000000-abcdef")
@@ -93,7 +99,7 @@ def test_the_run_file_pins_host_networking_labels_and_escapes_dollars(tmp_path: 
     project = _project(tmp_path)
     project.process("postgres", PG_ARGV, {})
     project.set_env("postgres", POSTGRES_PASSWORD="pa$$word")
-    project.process("worker2", ["/node", "/n8n", "worker"], {"N8N_PORT": "5"})
+    project.process("worker2", N8N_ARGV, {"N8N_PORT": "5"})
     text = project.render()
     assert '    network_mode: "host"' in text
     assert '"n8n-chaos.run": "20260101-000000-abcdef"' in text
@@ -101,7 +107,7 @@ def test_the_run_file_pins_host_networking_labels_and_escapes_dollars(tmp_path: 
     assert text.count("environment: !override") == 2
     # An n8n part beyond compose.yaml's two workers is fully described by the run file.
     worker2 = text.split("  worker2:\n", 1)[1]
-    assert '"image": ' not in worker2 and 'image: "n8n-chaos/n8n:2.40.7-local"' in worker2
+    assert '"image": ' not in worker2 and f'image: "{LOCAL_N8N_IMAGE}"' in worker2
     assert "healthcheck:" in worker2
 
 
@@ -114,6 +120,28 @@ def test_a_custom_image_does_not_get_module_names_of_another_n8n(tmp_path: Path)
     project.create()
     assert "N8N_DISABLED_MODULES" not in (tmp_path / "compose.run.yaml").read_text()
     assert 'image: "acme/n8n:custom"' in (tmp_path / "compose.run.yaml").read_text()
+
+
+def test_the_local_image_runs_the_cached_node_and_n8n_mounted_read_only(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    project.process("postgres", PG_ARGV, {})
+    project.process("worker0", N8N_ARGV, {"NODE_EXTRA_CA_CERTS": "/run/ca.pem"})
+    mounts = {
+        m["target"]: (m["source"], m["read_only"]) for m in project.specs["worker0"]["volumes"]
+    }
+    assert mounts == {
+        CONTAINER_CA_CERT: ("/run/ca.pem", True),
+        "/usr/local/bin/node": ("/cache/node/bin/node", True),
+        "/usr/local/lib/node_modules": ("/cache/n8n/node_modules", True),
+    }
+    assert "volumes" not in project.specs["postgres"]
+
+
+def test_a_custom_image_runs_its_own_n8n_without_mounts(tmp_path: Path) -> None:
+    project = _project(tmp_path, "acme/n8n:custom")
+    project.custom_n8n_image = True
+    project.process("main", N8N_ARGV, {})
+    assert "volumes" not in project.specs["main"]
 
 
 def _container(state: dict[str, Any], tmp_path: Path) -> ContainerProcess:
@@ -184,21 +212,19 @@ def test_n8n_containers_go_through_the_hosts_proxy_and_trust_its_ca(tmp_path: Pa
         project.run, {"worker0": (41002, "127.0.0.1:42002")}, Path("/py")
     )
     native = proxy.env_for("worker0")
-    project.process("worker0", ["/node", "/n8n", "worker"], {"N8N_PORT": "5", **native})
+    project.process("worker0", N8N_ARGV, {"N8N_PORT": "5", **native})
     spec = project.specs["worker0"]
     proxy_vars = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
     for var in (*proxy_vars, *(v.lower() for v in proxy_vars), "N8N_OUTBOUND_PROXY_MODE"):
         assert spec["environment"][var] == native[var], var
     assert spec["environment"]["HTTPS_PROXY"] == "http://127.0.0.1:41002"
     assert spec["environment"]["NODE_EXTRA_CA_CERTS"] == CONTAINER_CA_CERT
-    assert spec["volumes"] == [
-        {
-            "type": "bind",
-            "source": str(proxy.ca_cert),
-            "target": CONTAINER_CA_CERT,
-            "read_only": True,
-        }
-    ]
+    assert spec["volumes"][0] == {
+        "type": "bind",
+        "source": str(proxy.ca_cert),
+        "target": CONTAINER_CA_CERT,
+        "read_only": True,
+    }
     worker = project.render().split("  worker0:\n", 1)[1]
     assert f'"source": "{proxy.ca_cert}"' in worker and '"read_only": true' in worker
     # The intercepting proxy itself is a process on the host, not a container of the project.

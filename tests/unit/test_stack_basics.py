@@ -6,6 +6,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -65,6 +66,38 @@ def test_failed_install_leaves_no_partial_part(tmp_path: Path) -> None:
         Installer(cache_dir=tmp_path)._ensure("demo", "1.0", broken)
     assert not (tmp_path / "demo" / "1.0").exists()
     assert [p.name for p in (tmp_path / "demo").iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_parts_install_side_by_side_and_a_failure_waits_for_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Postgres and Toxiproxy meet at a barrier (serial installs would break it); n8n is
+    installed after its Node; one part's failure is raised once the others are complete."""
+    both = threading.Barrier(2, timeout=10)
+    order: list[str] = []
+    installer = Installer(cache_dir=tmp_path)
+
+    def meet(target: Path) -> None:
+        both.wait()
+
+    def python(target: Path) -> None:
+        (target / "venv" / "bin").mkdir(parents=True)
+        (target / "venv" / "bin" / "python").symlink_to(sys.executable)
+
+    def broken(target: Path) -> None:
+        raise InstallError("n8n: boom")
+
+    monkeypatch.setattr(installer, "_require_redis", lambda: Path("/usr/bin/redis-server"))
+    monkeypatch.setattr(installer, "_install_node", lambda target: order.append("node"))
+    monkeypatch.setattr(installer, "_install_n8n", lambda target, node: broken(target))
+    monkeypatch.setattr(installer, "_install_postgres", meet)
+    monkeypatch.setattr(installer, "_install_toxiproxy", meet)
+    monkeypatch.setattr(installer, "_install_mitmproxy", python)
+    with pytest.raises(InstallError, match="n8n: boom"):
+        installer.install()
+    assert order == ["node"]
+    complete = sorted(p.parent.parent.name for p in tmp_path.glob("*/*/.complete"))
+    assert complete == ["mitmproxy", "node", "postgres", "toxiproxy"]
 
 
 def test_a_mitmproxy_venv_without_its_python_names_the_fix(tmp_path: Path) -> None:

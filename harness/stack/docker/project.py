@@ -30,12 +30,17 @@ from harness.stack.run import RunContext
 
 COMPOSE_DIR = Path(__file__).resolve().parents[3] / "compose"
 BACKING = ("postgres", "redis", "toxiproxy", "provider")
+# The images scripts/docker-setup.sh builds (the same tags there).
 LOCAL_IMAGES = {
-    "postgres": "n8n-chaos/postgres:17-local",
-    "redis": "n8n-chaos/redis:7-local",
-    "toxiproxy": "n8n-chaos/toxiproxy:2.12.0-local",
-    "provider": "n8n-chaos/provider:local",
+    "postgres": "n8n-chaos/postgres:17-thin",
+    "redis": "n8n-chaos/redis:7-thin",
+    "toxiproxy": "n8n-chaos/toxiproxy:2.12.0-thin",
+    "provider": "n8n-chaos/provider:thin",
 }
+# n8n's runtime without n8n: Node and n8n's node_modules are the installation the native
+# backend runs, bind-mounted read-only from the cache (``cache_mounts``), so any installed
+# n8n version runs in it and building it copies nothing.
+LOCAL_N8N_IMAGE = "n8n-chaos/n8n:thin"
 # Paths and settings of the host that mean nothing inside an image: the image's own PATH,
 # home and n8n user folder apply.
 _HOST_ONLY_ENV = ("PATH", "HOME", "N8N_USER_FOLDER")
@@ -49,8 +54,17 @@ _CA_VARIABLE = "NODE_EXTRA_CA_CERTS"
 CONTAINER_CA_CERT = "/etc/n8n-chaos/intercept-ca.pem"
 
 
-def local_n8n_image(n8n_version: str) -> str:
-    return f"n8n-chaos/n8n:{n8n_version}-local"
+def cache_mounts(argv: Sequence[str]) -> list[dict[str, Any]]:
+    """What the local n8n image mounts from the cache, from the native argv [node, n8n, ...]:
+    the node binary and the node_modules folder that holds the n8n package."""
+    node, n8n = Path(argv[0]), Path(argv[1])  # <node_modules>/n8n/bin/n8n
+    return [
+        {"type": "bind", "source": str(source), "target": target, "read_only": True}
+        for source, target in (
+            (node, "/usr/local/bin/node"),
+            (n8n.parents[2], "/usr/local/lib/node_modules"),
+        )
+    ]
 
 
 def _drop_option(argv: Sequence[str], option: str, value: str | None = None) -> list[str]:
@@ -118,12 +132,10 @@ class ComposeProject:
     created: bool = False
 
     @classmethod
-    def for_run(
-        cls, run: RunContext, n8n_version: str, n8n_image: str | None, webhook: bool
-    ) -> ComposeProject:
+    def for_run(cls, run: RunContext, n8n_image: str | None, webhook: bool) -> ComposeProject:
         """Check the engine, compose v2 and the images first: one clear error, no half run."""
         compose_version()
-        image = n8n_image or local_n8n_image(n8n_version)
+        image = n8n_image or LOCAL_N8N_IMAGE
         for needed in (*LOCAL_IMAGES.values(), image):
             require_image(needed)
         project = cls(run, image, n8n_image is not None, webhook, project_name(run.run_id))
@@ -149,7 +161,9 @@ class ComposeProject:
         cwd: Path | None = None,
     ) -> ManagedProcess:
         del run_as, cwd  # the image decides its user and work dir
-        self.specs[name] = service_spec(name, argv, env)
+        spec = self.specs[name] = service_spec(name, argv, env)
+        if name not in BACKING and not self.custom_n8n_image:
+            spec["volumes"] = [*spec.get("volumes", []), *cache_mounts(argv)]
         log_path = self.run.run_dir / "logs" / f"{name}.log"
         proc = ContainerProcess.make(name, self.container_name(name), log_path, self.run.run_id)
         self.processes[name] = proc

@@ -72,7 +72,16 @@ def with_error_workflow(workflow: dict[str, Any], error_workflow_id: str) -> dic
 
 def deploy_under_test(stack: Stack, wut: WorkflowUnderTest) -> Deployment:
     """Apply the ledger schema, then deploy the Error Workflow, the main workflow and the
-    reconciler (each published and, where it has a webhook, live)."""
+    reconciler (each published and, where it has a webhook, live). Once per stack: a second
+    call for the same file (explore after the matrix on one stack) gets the first deployment."""
+    key = (wut.name, wut.file_sha256)
+    if key not in stack.under_test:
+        stack.under_test[key] = _deploy(stack, wut)
+    deployment: Deployment = stack.under_test[key]
+    return deployment
+
+
+def _deploy(stack: Stack, wut: WorkflowUnderTest) -> Deployment:
     stack.apply_ledger_schema(wut.ledger_schema_sql)
     bind = _binder(stack, wut)
     called = {c.id: stack.deploy(bind(c.workflow, None), workflow_id=c.id).name for c in wut.called}

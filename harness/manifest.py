@@ -27,6 +27,7 @@ import base64
 import copy
 import dataclasses
 import hashlib
+import importlib.resources
 import json
 import secrets
 import warnings
@@ -776,6 +777,17 @@ def _check_names(found: list[WorkflowUnderTest]) -> None:
                 f"{_manifest_of(wut)}: name {wut.name!r} is also the name of "
                 f"{_manifest_of(other)}; give each workflow under test its own name"
             )
+
+
+# The workflows shipped in the wheel as package data (a checkout and an installed wheel alike).
+BUNDLED_WORKFLOWS = Path(str(importlib.resources.files("workflows_under_test")))
+
+
+def workflows_env(root: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """``deployment_env`` of every workflow under ``root``: what a stack that runs them is
+    started with (the run's, and an ``up`` stack's, so that a run can attach to it). Their
+    warnings are left to the run that loads them."""
+    return deployment_env(discover(root, lambda _: None))
 
 
 def deployment_env(found: list[WorkflowUnderTest]) -> tuple[dict[str, str], dict[str, str]]:

@@ -191,7 +191,7 @@ OPTIONS: tuple[Option, ...] = (
         "Folder of workflows under test, one sub-folder each with manifest.json "
         "(default: the bundled workflows_under_test).",
         cli_flag="--workflows",
-        commands=frozenset({"list", "run"}),
+        commands=frozenset({"list", "run", "up"}),
         type="dir",
         metavar="DIR",
     ),

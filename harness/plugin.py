@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib.resources
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harness.errors import AttachError, ConfigError, HarnessError, SetupError
+from harness.manifest import BUNDLED_WORKFLOWS
 from harness.options import add_pytest_options
 from harness.report.allure_report import write_categories, write_environment
 from harness.sharding import TIMINGS_FILE, assign, load_timings, parse_shard, write_timings
@@ -56,10 +56,6 @@ pytest_plugins = ["harness.terminal.reporter"]
 def pytest_addoption(parser: pytest.Parser) -> None:
     # Declared once with the CLI's (harness.options): `n8n-chaos run` hands them on.
     add_pytest_options(parser.getgroup("n8n-chaos", "n8n chaos harness"))
-
-
-# The workflows shipped in the wheel as package data (a checkout and an installed wheel alike).
-BUNDLED_WORKFLOWS = Path(str(importlib.resources.files("workflows_under_test")))
 
 
 class ChaosDeployments(dict[str, tuple["WorkflowUnderTest", "Deployment"]]):
@@ -347,13 +343,13 @@ def n8n_chaos_upstreams() -> dict[str, str]:
 def n8n_chaos_config(
     pytestconfig: pytest.Config, n8n_chaos_upstreams: dict[str, str]
 ) -> StackConfig:
-    from harness.manifest import deployment_env, discover
+    from harness.manifest import workflows_env
 
     opt = pytestconfig.getoption
     defaults = StackConfig()
     runs_dir = opt("--n8n-runs-dir")
     # The workflows' $env and $vars: n8n processes read both from the start.
-    env, variables = deployment_env(discover(_workflows_dir(pytestconfig), lambda _: None))
+    env, variables = workflows_env(_workflows_dir(pytestconfig))
     return StackConfig(
         workers=opt("--n8n-workers") if opt("--n8n-workers") is not None else defaults.workers,
         db_template=not opt("--n8n-fresh-db"),

@@ -90,8 +90,7 @@ def explore(
     from harness.explore.cached_run import CachedRun
     from harness.explore.plan import Budget
     from harness.explore.session import explore_workflows
-    from harness.manifest import discover
-    from harness.plugin import BUNDLED_WORKFLOWS
+    from harness.manifest import BUNDLED_WORKFLOWS, discover
     from harness.stack.stack import Stack, StackConfig
 
     try:

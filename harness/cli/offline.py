@@ -48,8 +48,7 @@ def list_cases(
         print_vocabulary()
         return
     from harness.cases import matrix
-    from harness.manifest import discover
-    from harness.plugin import BUNDLED_WORKFLOWS
+    from harness.manifest import BUNDLED_WORKFLOWS, discover
 
     try:
         cases = matrix(discover(workflows_dir or BUNDLED_WORKFLOWS, on_warning=warn))

@@ -74,10 +74,9 @@ def _check_inputs(values: dict[str, Any]) -> list[str]:
     fix, before pytest and any stack start. Neither harness.plugin nor the suite is imported
     here: pytest loads them in this process (_pytest_with_verdicts); a module imported
     before it is not assert-rewritten."""
-    import importlib.resources
 
     from harness.cases import matrix
-    from harness.manifest import discover
+    from harness.manifest import BUNDLED_WORKFLOWS, discover
     from harness.sharding import parse_shard
     from harness.stack.n8n import check_timings
 
@@ -85,8 +84,7 @@ def _check_inputs(values: dict[str, Any]) -> list[str]:
         check_timings(values["n8n_timings"])
         if values["shard"] is not None:
             parse_shard(values["shard"])
-        bundled = Path(str(importlib.resources.files("workflows_under_test")))
-        workflows = discover(values["workflows_dir"] or bundled, on_warning=warn)
+        workflows = discover(values["workflows_dir"] or BUNDLED_WORKFLOWS, on_warning=warn)
         cases = matrix(workflows, repeat=values["repeat"], workers=values["workers"])
     except HarnessError as exc:
         fail(exc)

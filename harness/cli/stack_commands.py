@@ -8,6 +8,7 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Literal
 
@@ -16,6 +17,7 @@ from rich.markup import escape
 
 from harness.cli.common import console, fail, installer, pairs
 from harness.errors import HarnessError
+from harness.manifest import BUNDLED_WORKFLOWS, workflows_env
 from harness.options import click_options
 from harness.stack.provider import ProviderSettings
 from harness.stack.run import default_runs_root
@@ -105,6 +107,7 @@ def up(
     with_provider: bool,
     provider_key_ttl: float,
     keep: bool,
+    workflows_dir: Path | None,
 ) -> None:
     """Start a stack and keep it running until Ctrl-C or `n8n-chaos down`.
 
@@ -113,13 +116,16 @@ def up(
     run is forked from it); see README, "At your desk".
     """
     try:
+        # The $env and $vars of the workflows it will run, as a run's own stack has them.
+        env, variables = workflows_env(workflows_dir or BUNDLED_WORKFLOWS)
         config = StackConfig(
             workers=workers,
             webhook_processor=webhook_processor,
             n8n_version=n8n_version,
             n8n_timings=n8n_timings,
             upstreams=pairs(upstreams, "--upstream"),
-            n8n_env=pairs(n8n_env, "--n8n-env"),
+            n8n_env={**env, **pairs(n8n_env, "--n8n-env")},
+            variables=variables,
             main_port=main_port,
             ready_timeout_s=ready_timeout,
             provider=ProviderSettings(key_ttl_s=provider_key_ttl) if with_provider else None,

@@ -122,6 +122,7 @@ def warm_stack_to_attach(values: Mapping[str, Any]) -> Path | None:
         return None
     if values.get("attach_dir") is not None:
         return Path(values["attach_dir"])
+    from harness.manifest import BUNDLED_WORKFLOWS, workflows_env
     from harness.stack.attach import STATE_FILE, config_shape, live_stacks, shape_differences
     from harness.stack.run import default_runs_root
     from harness.stack.stack import StackConfig
@@ -130,12 +131,16 @@ def warm_stack_to_attach(values: Mapping[str, Any]) -> Path | None:
     live = live_stacks(Path(runs_dir) if runs_dir else default_runs_root())
     if not live:
         return None
+    env, variables = workflows_env(values["workflows_dir"] or BUNDLED_WORKFLOWS)
     wanted = StackConfig(
         workers=values["workers"],
         webhook_processor=bool(values["webhook_processor"]),
         n8n_version=values["n8n_version"],
         backend=values["backend"],
         n8n_image=values["n8n_image"],
+        n8n_timings=values["n8n_timings"],
+        n8n_env=env,
+        variables=variables,
     )
     try:
         shape = json.loads((live[0] / STATE_FILE).read_text()).get("shape", {})

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from harness.manifest import BUNDLED_WORKFLOWS, workflows_env
 from harness.stack.attach import STATE_FILE, AttachError, attach, live_stacks
 from harness.stack.install import Installer
 from harness.stack.readiness import Readiness, wait_ready
@@ -103,7 +104,7 @@ def test_a_run_attaches_to_up_and_down_ends_everything(tmp_path: Path) -> None:
 
         _interrupt_a_run_mid_case(runs, env, tmp_path, stack_dir)
 
-        stack = attach(stack_dir, Installer().install(), StackConfig(runs_root=runs))
+        stack = attach(stack_dir, Installer().install(), _bundled_config(runs))
         try:
             for proc in stack.processes:
                 proc.ensure_running()
@@ -115,7 +116,7 @@ def test_a_run_attaches_to_up_and_down_ends_everything(tmp_path: Path) -> None:
             url = f"{stack.main.base_url}/healthz/readiness"
             assert httpx.get(url, timeout=10).status_code == 200
             with pytest.raises(AttachError, match="in use by pid"):
-                attach(stack_dir, Installer().install(), StackConfig(runs_root=runs))
+                attach(stack_dir, Installer().install(), _bundled_config(runs))
         finally:
             stack.stop()
         pids = [*workers.values(), *state["pids"].values(), state["reaper_pid"]]
@@ -131,3 +132,9 @@ def test_a_run_attaches_to_up_and_down_ends_everything(tmp_path: Path) -> None:
         if up.poll() is None:
             up.kill()
             up.wait()
+
+
+def _bundled_config(runs: Path) -> StackConfig:
+    """The config of a run of the bundled workflows (their $env and $vars, as `up` has)."""
+    env, variables = workflows_env(BUNDLED_WORKFLOWS)
+    return StackConfig(runs_root=runs, n8n_env=env, variables=variables)

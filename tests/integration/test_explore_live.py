@@ -10,8 +10,7 @@ import pytest
 from harness.crashpoints.explore_boundary import STRIKES
 from harness.explore.plan import Budget
 from harness.explore.session import explore_workflows
-from harness.manifest import load_manifest
-from harness.plugin import BUNDLED_WORKFLOWS
+from harness.manifest import BUNDLED_WORKFLOWS, load_manifest
 from harness.stack.stack import Stack
 
 pytestmark = pytest.mark.integration

@@ -91,9 +91,10 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_harness_comes_from_the_wheel_and_stays_light(venv: Path, tmp_path: Path) -> None:
     probe = (
         "import json, sys, harness, harness.cli, harness.manifest, harness.plugin\n"
+        "bundled = harness.manifest.BUNDLED_WORKFLOWS\n"
         "print(json.dumps({'harness': harness.__file__,\n"
-        "  'bundled': str(harness.plugin.BUNDLED_WORKFLOWS),\n"
-        "  'typed': (harness.plugin.BUNDLED_WORKFLOWS.parent / 'harness' / 'py.typed').is_file(),\n"
+        "  'bundled': str(bundled),\n"
+        "  'typed': (bundled.parent / 'harness' / 'py.typed').is_file(),\n"
         "  'heavy': [m for m in ('fastapi', 'uvicorn', 'sqlite3') if m in sys.modules]}))\n"
     )
     found = json.loads(_run([str(venv / "bin/python"), "-c", probe], tmp_path, 60).stdout)

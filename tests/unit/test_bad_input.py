@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ServiceExited
-from harness.plugin import BUNDLED_WORKFLOWS
+from harness.manifest import BUNDLED_WORKFLOWS
 from harness.stack.run import RunContext
 
 

@@ -20,8 +20,8 @@ from harness.explore.cache import ExploreCache, cache_key
 from harness.explore.explorer import explore
 from harness.explore.findings import to_json
 from harness.explore.plan import Budget
+from harness.manifest import BUNDLED_WORKFLOWS
 from harness.oracle import Verdict
-from harness.plugin import BUNDLED_WORKFLOWS
 from harness.report.explore_allure import write_exploration
 from harness.runner import CaseResult
 from tests.unit.test_explore import result, saved_trace

@@ -17,8 +17,7 @@ from harness.explore.cache import ExploreCache, cache_key, folder_sha256, harnes
 from harness.explore.cached_run import CachedRun
 from harness.explore.explorer import Exploration
 from harness.explore.plan import Probe
-from harness.manifest import load_manifest
-from harness.plugin import BUNDLED_WORKFLOWS
+from harness.manifest import BUNDLED_WORKFLOWS, load_manifest
 
 
 @pytest.fixture

@@ -15,8 +15,7 @@ from harness.cli import main
 from harness.errors import ConfigError, InstallError
 from harness.explore.cache import ExploreCache, cache_key
 from harness.explore.changed import changed_folders
-from harness.manifest import load_manifest
-from harness.plugin import BUNDLED_WORKFLOWS
+from harness.manifest import BUNDLED_WORKFLOWS, load_manifest
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "t",

@@ -18,9 +18,8 @@ from click.testing import CliRunner
 
 from harness.cli import main
 from harness.errors import ConfigError
-from harness.manifest import ManifestWarning, discover, load_manifest
+from harness.manifest import BUNDLED_WORKFLOWS, ManifestWarning, discover, load_manifest
 from harness.manifest_model import json_schema
-from harness.plugin import BUNDLED_WORKFLOWS
 from harness.workload import History, Sender, SenderPolicy
 from tests.unit.test_manifest import MANIFEST, WORKFLOW, edited, write_case
 

@@ -21,6 +21,7 @@ from harness.cli.stack_count import (
     xdist_in,
 )
 from harness.errors import ConfigError
+from harness.manifest import BUNDLED_WORKFLOWS, workflows_env
 from harness.options import for_command
 from harness.stack.attach import STATE_FILE, config_shape
 from harness.stack.stack import StackConfig
@@ -102,6 +103,12 @@ def _values(**given: Any) -> dict[str, Any]:
     return {**values, **given}
 
 
+def _bundled(**given: Any) -> StackConfig:
+    """The shape of `up` for the bundled workflows: their $env and $vars."""
+    env, variables = workflows_env(BUNDLED_WORKFLOWS)
+    return StackConfig(n8n_env=env, variables=variables, **given)
+
+
 def _live_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: StackConfig) -> Path:
     """A live `up` stack of this shape under the runs folder (as attach.live_stacks sees it)."""
     run_dir = tmp_path / "runs" / "up-1"
@@ -121,13 +128,22 @@ def _live_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: StackConfi
 def test_a_live_up_stack_of_this_shape_is_attached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run_dir = _live_up(tmp_path, monkeypatch, StackConfig())
+    run_dir = _live_up(tmp_path, monkeypatch, _bundled())
     assert warm_stack_to_attach(_values()) == run_dir
     assert warm_stack_to_attach(_values(no_attach=True)) is None
     assert warm_stack_to_attach(_values(workers=3)) is None  # shaped differently: fresh
     assert warm_stack_to_attach(_values(backend="compose")) is None
+    assert warm_stack_to_attach(_values(n8n_timings="default")) is None
     assert warm_stack_to_attach(_values(runs_dir=tmp_path / "other")) is None
     assert warm_stack_to_attach(_values(attach_dir=tmp_path / "named")) == tmp_path / "named"
+
+
+def test_an_up_stack_without_the_workflows_env_is_not_attached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bundled subflow_checkout reads $env and $vars: n8n must have them from the start.
+    _live_up(tmp_path, monkeypatch, StackConfig())
+    assert warm_stack_to_attach(_values()) is None
 
 
 def _run(
@@ -174,7 +190,7 @@ def test_run_without_j_runs_what_the_machine_holds(
 def test_run_without_j_attaches_to_a_live_up_with_one_stack(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run_dir = _live_up(tmp_path, monkeypatch, StackConfig())
+    run_dir = _live_up(tmp_path, monkeypatch, _bundled())
     argv, stacks = _run(monkeypatch, Machine(2, 23 * GB), "-k", "no_fault")
     assert _n(argv) is None
     assert stacks is not None and stacks.count == 1 and str(run_dir) in stacks.why

@@ -13,6 +13,12 @@ import pytest
 from tests.support.upstream import UpstreamState, running_upstream
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``long`` (minutes, on a stack of their own) first: under xdist they then
+    run beside the matrix on the other workers instead of alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # a stable sort
+
+
 @pytest.fixture(scope="session")
 def echo_upstream() -> Iterator[tuple[str, UpstreamState]]:
     with running_upstream() as upstream:

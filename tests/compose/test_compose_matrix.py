@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import harness.suite
 
 SUBSET = (
@@ -31,6 +33,7 @@ NATIVE_VERDICTS = {case: ("PASS",) for case in SUBSET[:-1]} | {
 RUN_DEADLINE_S = 1500.0
 
 
+@pytest.mark.long
 def test_subset_on_compose_gives_the_native_verdicts(docker_ready: None, tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     done = subprocess.run(

@@ -67,6 +67,7 @@ def _interrupt_a_run_mid_case(
     assert re.search(r"run (\d+): exit 2\n$", runner_log), runner_log
 
 
+@pytest.mark.long
 def test_a_run_attaches_to_up_and_down_ends_everything(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     env = {**os.environ, "N8N_CHAOS_RUNS": str(runs)}

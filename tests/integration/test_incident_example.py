@@ -14,6 +14,7 @@ pytestmark = pytest.mark.integration
 EXAMPLE = Path(__file__).parents[2] / "examples" / "incident" / "test_incident_retry_after_crash.py"
 
 
+@pytest.mark.long
 def test_the_incident_example_answers(n8n_stack: Stack, tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location("incident_example", EXAMPLE)
     assert spec is not None and spec.loader is not None

@@ -1,5 +1,5 @@
 """How many stacks `n8n-chaos run` runs side by side when -j is not given: as many as the
-machine holds (its cores and its free memory), or one when a live `up` stack is attached
+machine holds (two per core, and its free memory), or one when a live `up` stack is attached
 (the desk flow: the warm runner runs the case on that stack, in seconds)."""
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ from harness.options import XDIST_FLAGS
 # two (README, "Speed and scale"), so about 2.4 GB each.
 STACK_PEAK_BYTES = 2_400_000_000
 GB = 1_000_000_000
+# A case mostly waits on n8n (stall detection, a restart, the quiet period): on 2 cores, 2
+# stacks kept 0.93 of them busy; 4 stacks ran the same 30 cases in 191 s against 250 s, each
+# case about 30 % slower (bench/README.md, "The matrix on several stacks").
+STACKS_PER_CORE = 2
 
 
 @dataclass(frozen=True)
@@ -59,12 +63,12 @@ def _available_memory() -> int | None:
 def choose_stacks(
     machine: Machine, attaching: Path | None, cases: int | None = None
 ) -> StackChoice:
-    """The automatic choice: one to attach to a warm stack, else min(cores, memory / one
-    stack's peak, the cases selected when known), at least one."""
+    """The automatic choice: one to attach to a warm stack, else min(STACKS_PER_CORE x cores,
+    memory / one stack's peak, the cases selected when known), at least one."""
     if attaching is not None:
         return StackChoice(1, f"attaching to the warm stack in {attaching}; -j N to choose")
-    fits = [machine.cores]
-    why = [f"{machine.cores} cores", "free memory unknown"]
+    fits = [STACKS_PER_CORE * machine.cores]
+    why = [f"{machine.cores} cores x {STACKS_PER_CORE}", "free memory unknown"]
     if machine.available_bytes is not None:
         fits.append(machine.available_bytes // STACK_PEAK_BYTES)
         why[1] = f"{machine.available_bytes / GB:.0f} GB free"

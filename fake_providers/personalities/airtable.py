@@ -14,6 +14,8 @@ from fake_providers.personalities.base import (
     Inbound,
     MakeId,
     Personality,
+    body_of,
+    named_field,
     routes,
     text,
 )
@@ -33,7 +35,7 @@ def _record_id(make_id: MakeId, identity: str) -> str:
 
 
 def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     merge_on = (body.get("performUpsert") or {}).get("fieldsToMergeOn") or []
     records: list[Any] = body["records"] if isinstance(body.get("records"), list) else [body]
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
@@ -67,14 +69,14 @@ def listing(collection: Collection, inbound: Inbound, records: list[Document]) -
 
 
 def created(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     if "records" in body:
         return Answer(200, {"records": _public(records)})
     return Answer(200, _public(records)[0])
 
 
 def update(collection: Collection, inbound: Inbound, document: Document) -> Document:
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     fields: dict[str, Any] = body["fields"] if isinstance(body.get("fields"), dict) else {}
     base: dict[str, Any] = {} if inbound.method == "PUT" else document["fields"]
     return {**document, "fields": {**base, **fields}}
@@ -86,7 +88,7 @@ def updated(collection: Collection, inbound: Inbound, records: list[Document]) -
 
 def reference(key: str) -> ReferenceSource:
     """The field named like the key, in `fields` or the first of `records`."""
-    return ReferenceSource("body_regex", rf'"{key}"\s*:\s*"?([^",}}\]]+)')
+    return named_field(key)
 
 
 PERSONALITY = Personality(

@@ -61,6 +61,16 @@ CollectionKey = Callable[[Collection, str], str]
 DefaultReference = Callable[[str], ReferenceSource]
 
 
+def body_of(inbound: Inbound) -> dict[str, Any]:
+    """The request's fields (JSON object or form); {} for any other body."""
+    return inbound.params if isinstance(inbound.params, dict) else {}
+
+
+def named_field(key: str) -> ReferenceSource:
+    """The body's field named like the key, at any depth (the first one sent)."""
+    return ReferenceSource("body_regex", rf'"{key}"\s*:\s*"?([^",}}\]]+)')
+
+
 def text(value: Any) -> str:
     if value is None:
         return ""
@@ -86,7 +96,7 @@ def field(document: Any, dotted: str) -> Any:
 
 def body_document(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
     """The body with an id (a stable one when the collection names an identity)."""
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     identity = text(field(body, collection.identity)) if collection.identity else ""
     return [{**body, "id": str(make_id(identity))}]
 
@@ -96,7 +106,7 @@ def identity_field(collection: Collection, document: Document) -> str:
 
 
 def merge_body(collection: Collection, inbound: Inbound, document: Document) -> Document:
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     return deep_merge(document, {**body, "id": document.get("id")})
 
 

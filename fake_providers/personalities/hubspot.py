@@ -13,6 +13,7 @@ from fake_providers.personalities.base import (
     Inbound,
     MakeId,
     Personality,
+    body_of,
     deep_merge,
     routes,
     text,
@@ -36,7 +37,7 @@ def key_of(collection: Collection, path: str) -> str:
 
 
 def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
     upsert = inbound.path.rstrip("/").endswith("/batch/upsert")
     inputs: list[Any] = body["inputs"] if isinstance(body.get("inputs"), list) else [body]
@@ -72,7 +73,7 @@ def _public(records: list[Document]) -> list[Document]:
 
 
 def select(collection: Collection, inbound: Inbound, records: list[Document]) -> list[Document]:
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     groups = body.get("filterGroups") if inbound.method == "POST" else None
     if not isinstance(groups, list) or not groups:
         return records
@@ -107,7 +108,7 @@ def created(collection: Collection, inbound: Inbound, records: list[Document]) -
 
 
 def update(collection: Collection, inbound: Inbound, document: Document) -> Document:
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     return deep_merge(document, {"properties": body.get("properties") or {}})
 
 

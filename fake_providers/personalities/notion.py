@@ -12,6 +12,7 @@ from fake_providers.personalities.base import (
     Inbound,
     MakeId,
     Personality,
+    body_of,
     deep_merge,
     routes,
     text,
@@ -44,7 +45,7 @@ def _typed(properties: Any) -> dict[str, Any]:
 
 
 def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     page_id = str(make_id(""))
     now = _now()
     return [
@@ -63,7 +64,7 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
 
 
 def update(collection: Collection, inbound: Inbound, document: Document) -> Document:
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     change: dict[str, Any] = {
         "properties": _typed(body.get("properties")),
         "last_edited_time": _now(),
@@ -122,7 +123,7 @@ def _matches(page: Document, condition: Any) -> bool:
 def select(collection: Collection, inbound: Inbound, records: list[Document]) -> list[Document]:
     """Pages of the queried database (path id, dashes or not) that pass the filter."""
     database = inbound.path.rstrip("/").split("/")[-2].replace("-", "")
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     found = []
     for page in records:
         parent = page.get("parent") or {}
@@ -136,7 +137,7 @@ def select(collection: Collection, inbound: Inbound, records: list[Document]) ->
 
 def listing(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
     """One page of results: `page_size` (100), `start_cursor` (a page id), `has_more`."""
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     size = int(body.get("page_size") or 100)
     ids = [page["id"] for page in records]
     start = ids.index(body["start_cursor"]) if body.get("start_cursor") in ids else 0

@@ -13,7 +13,9 @@ from fake_providers.personalities.base import (
     Inbound,
     MakeId,
     Personality,
+    body_of,
     deep_merge,
+    named_field,
     routes,
     text,
 )
@@ -157,7 +159,7 @@ def created(collection: Collection, inbound: Inbound, records: list[Document]) -
 
 
 def update(collection: Collection, inbound: Inbound, document: Document) -> Document:
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     return deep_merge(document, body)
 
 
@@ -169,7 +171,7 @@ def updated(collection: Collection, inbound: Inbound, records: list[Document]) -
 
 def reference(key: str) -> ReferenceSource:
     """A column named like the key in the row sent (first row of a bulk insert)."""
-    return ReferenceSource("body_regex", rf'"{key}"\s*:\s*"?([^",}}\]]+)')
+    return named_field(key)
 
 
 PERSONALITY = Personality(

@@ -12,6 +12,7 @@ from fake_providers.personalities.base import (
     Inbound,
     MakeId,
     Personality,
+    body_of,
     routes,
     text,
 )
@@ -28,7 +29,7 @@ _SGQL = re.compile(r"(\w+)\s*=\s*'([^']*)'")
 
 
 def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     if collection is MAIL:
         return [{**body, "id": str(make_id(""))}]
     found = []
@@ -40,7 +41,7 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
 
 
 def select(collection: Collection, inbound: Inbound, records: list[Document]) -> list[Document]:
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     if isinstance(body.get("emails"), list):
         wanted = {text(e).lower() for e in body["emails"]}
         return [r for r in records if r.get("email") in wanted]

@@ -15,6 +15,7 @@ from fake_providers.personalities.base import (
     Inbound,
     MakeId,
     Personality,
+    body_of,
     routes,
     text,
 )
@@ -64,7 +65,7 @@ def key_of(collection: Collection, path: str) -> str:
 
 
 def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     if any(r.matches(inbound.method, inbound.path) for r in APPEND):
         return [
             {"id": str(make_id("")), "values": list(row)}

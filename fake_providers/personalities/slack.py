@@ -11,6 +11,7 @@ from fake_providers.personalities.base import (
     Inbound,
     MakeId,
     Personality,
+    body_of,
     routes,
     text,
 )
@@ -24,7 +25,7 @@ MESSAGES = Collection(
 
 
 def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
-    body = inbound.params if isinstance(inbound.params, dict) else {}
+    body = body_of(inbound)
     stamp = f"{time.time():.6f}"
     return [{**body, "id": stamp, "ts": stamp, "type": "message", "user": "U0N8NCHAOS"}]
 

@@ -20,9 +20,11 @@ import redis
 
 from harness.errors import SetupError, WindowNotOpened
 from harness.faults import Fault, FaultContext
+from harness.faults.toxic_link import established_to
 from harness.journal import Journal
 from harness.service_triggers import ServiceSender
 from harness.settle import Activity, Settler, SettleResult, bull_execution_ids, latest_activity
+from harness.stack.stack import PROVIDER_UPSTREAM
 from harness.workload import BackgroundDelivery, DeliveryAttempt, History, Sender, SenderPolicy
 
 if TYPE_CHECKING:
@@ -282,9 +284,29 @@ class CaseRun:
 
         if not self.wait_for(f"the worker running execution {execution_id}", probe, deadline_s):
             return None
-        self.ctx.target_worker = found[0]
-        self.journal.record("crashpoint.target", "worker", worker=found[0], execution=execution_id)
-        return found[0]
+        worker = self._holding_worker(found[0])
+        self.ctx.target_worker = worker
+        self.journal.record("crashpoint.target", "worker", worker=worker, execution=execution_id)
+        return worker
+
+    def _holding_worker(self, running_it: int) -> int:
+        """The worker whose request the provider holds. With several of the case's executions
+        running on different workers (two parked executions resumed at once), the newest one
+        need not be the one at the provider: the one worker with a connection open on its
+        provider link (the kernel's socket table) is. Otherwise ``running_it``."""
+        running = [e["id"] for e in self.executions() if e["status"] == "running"]
+        workers = {w for w in map(self.stack.worker_running, running) if w is not None}
+        if len(workers) < 2:
+            return running_it
+        ports = {w: self.stack.listen_ports.get(f"worker{w}_{PROVIDER_UPSTREAM}") for w in workers}
+        talking = [w for w, port in ports.items() if port is not None and established_to(port)]
+        if len(talking) != 1:
+            return running_it
+        if talking[0] != running_it:
+            self.journal.record(
+                "crashpoint.target.connection", "worker", worker=talking[0], instead_of=running_it
+            )
+        return talking[0]
 
     def ledger_state(self) -> str | None:
         query = self.workflow.ledger_state_query

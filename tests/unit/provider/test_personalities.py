@@ -74,6 +74,35 @@ async def test_notion_query_finds_the_page_created_and_patch_changes_it(
     assert [c["reference"] for c in await inproc.commits()] == ["a@x.test", "b@x.test"]
 
 
+async def test_notion_answers_the_shape_the_notion_node_reads(inproc: InProcessProvider) -> None:
+    """v3 of the Notion node reads the data source's title property before it creates a
+    page, queries /v1/data_sources/<id>/query, and simplifies rich text by its plain_text."""
+    host = "api.notion.com"
+    await configure(inproc, personality(host, "notion", ReferenceSource("json", "/x")))
+    schema = (await send(inproc, host, "GET", f"/v1/data_sources/{DB}")).json()
+    assert schema["object"] == "data_source"
+    assert [p["type"] for p in schema["properties"].values()] == ["title"]
+    page = {
+        "parent": {"type": "data_source_id", "data_source_id": DB},
+        "properties": {
+            "Name": {"title": [{"text": {"content": "Order o-1"}}]},
+            "Order ID": {"rich_text": [{"text": {"content": "o-1"}}]},
+        },
+    }
+    created = (await send(inproc, host, "POST", "/v1/pages", json=page)).json()
+    assert created["properties"]["Order ID"]["rich_text"][0]["plain_text"] == "o-1"
+    query = {"filter": {"or": [{"property": "Order ID", "rich_text": {"equals": "o-1"}}]}}
+    path = f"/v1/data_sources/{DB}/query"
+    found = (await send(inproc, host, "POST", path, json=query)).json()["results"]
+    assert [p["id"] for p in found] == [created["id"]]
+    title = found[0]["properties"]["Name"]["title"][0]
+    assert (title["type"], title["plain_text"], title["text"]["content"]) == (
+        "text",
+        "Order o-1",
+        "Order o-1",
+    )
+
+
 async def test_postgrest_filters_representation_patch_and_upsert(
     inproc: InProcessProvider,
 ) -> None:

@@ -241,6 +241,36 @@ async def test_hubspot_search_finds_the_deal_and_batch_upsert_is_one_effect(
     assert len(await inproc.commits()) == 2
 
 
+async def test_hubspot_a_legacy_deal_create_is_found_by_the_v3_search(
+    inproc: InProcessProvider,
+) -> None:
+    """n8n's HubSpot node creates a deal by POST /deals/v1/deal (properties as a list of
+    name/value) and searches by POST /crm/v3/objects/deals/search: one collection."""
+    host = "api.hubapi.com"
+    reference = ReferenceSource("body_regex", r'"name":"dealname","value":"([^"]+)"')
+    await configure(inproc, personality(host, "hubspot", reference))
+    body = {
+        "properties": [
+            {"name": "dealstage", "value": "appointmentscheduled"},
+            {"name": "dealname", "value": "o-7"},
+        ],
+        "associations": {},
+    }
+    made = await send(inproc, host, "POST", "/deals/v1/deal", json=body)
+    deal = made.json()
+    assert made.status_code == 200 and isinstance(deal["dealId"], int)
+    assert deal["properties"]["dealname"]["value"] == "o-7"
+    search = {
+        "filterGroups": [
+            {"filters": [{"propertyName": "dealname", "operator": "EQ", "value": "o-7"}]}
+        ]
+    }
+    found = (await send(inproc, host, "POST", "/crm/v3/objects/deals/search", json=search)).json()
+    assert [r["id"] for r in found["results"]] == [str(deal["dealId"])]
+    assert found["results"][0]["properties"]["dealstage"] == "appointmentscheduled"
+    assert [c["reference"] for c in await inproc.commits()] == ["o-7"]
+
+
 async def test_slack_and_twilio_answer_what_their_nodes_read(inproc: InProcessProvider) -> None:
     await configure(
         inproc,

@@ -1,8 +1,9 @@
-"""n8n's own service nodes, unmodified, against the record fake's personalities: a
-"look it up, create it only if it is not there" export runs twice with one business key.
-The first delivery's search finds nothing and the node creates the record (one commit);
-the second one's search finds it and creates nothing. So the personality's answers have
-the shape the built-in node reads (its search filter, its paging, its output fields)."""
+"""n8n's own service nodes (Notion, Airtable, HubSpot), unmodified, against the record
+fake's personalities: a "look it up, create it only if it is not there" export runs twice
+with one business key. The first delivery's search finds nothing and the node creates the
+record (one commit); the second one's search finds it and creates nothing. So the
+personality's answers have the shape the built-in node reads (its search filter, its
+paging, its output fields)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,11 @@ def trigger(wut: WorkflowUnderTest, deployment: Deployment, key: str) -> httpx.R
 
 @pytest.mark.parametrize(
     "name",
-    ["notion_find_or_create_page", "airtable_find_or_create_record"],
+    [
+        "notion_find_or_create_page",
+        "airtable_find_or_create_record",
+        "hubspot_find_or_create_deal",
+    ],
 )
 def test_the_node_finds_the_record_it_created(n8n_stack: Stack, name: str) -> None:
     wut, deployment = deployed(n8n_stack, name)

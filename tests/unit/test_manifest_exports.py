@@ -22,6 +22,7 @@ NAMES = (
     "airtable_find_or_create_record",
     "form_notion",
     "gmail_receipt",
+    "hubspot_find_or_create_deal",
     "notion_find_or_create_page",
     "sheets_order_row",
     "smtp_receipt",

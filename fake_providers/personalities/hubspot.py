@@ -1,6 +1,7 @@
 """HubSpot CRM v3: objects created (POST /crm/v3/objects/<type>), searched (POST
 .../<type>/search, EQ filters of `filterGroups`), listed, read and changed by id; batch upsert
-by an id property (POST .../<type>/batch/upsert, `idProperty`)."""
+by an id property (POST .../<type>/batch/upsert, `idProperty`). A deal created by the legacy
+POST /deals/v1/deal (n8n's HubSpot node) is a deal of the same collection: its search finds it."""
 
 from __future__ import annotations
 
@@ -22,18 +23,28 @@ from fake_providers.upstreams import Collection, ReferenceSource
 
 OBJECTS = Collection(
     "objects",
-    writes=routes("POST /crm/v3/objects/*"),
+    writes=routes("POST /crm/v3/objects/*", "POST /deals/v1/deal"),
     reads=routes("POST /crm/v3/objects/*/search", "GET /crm/v3/objects/*"),
     per_path=True,
 )
 _SUFFIXES = ("/search", "/batch/upsert", "/batch/create")
+# Legacy create routes (the HubSpot node's) -> the v3 collection their objects belong to.
+_LEGACY = {"/deals/v1/deal": "/crm/v3/objects/deals"}
 
 
 def key_of(collection: Collection, path: str) -> str:
     path = path.rstrip("/")
     for suffix in _SUFFIXES:
         path = path.removesuffix(suffix)
-    return path
+    return _LEGACY.get(path, path)
+
+
+def _properties(given: Any) -> dict[str, Any]:
+    """v3 `{name: value}`, or the legacy list `[{name, value}]`, as v3 stores them."""
+    if isinstance(given, list):
+        pairs = [p for p in given if isinstance(p, dict) and "name" in p]
+        return {text(p["name"]): p.get("value") for p in pairs}
+    return dict(given) if isinstance(given, dict) else {}
 
 
 def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
@@ -44,7 +55,7 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
     found = []
     for item in inputs:
         item = item if isinstance(item, dict) else {}
-        properties = dict(item.get("properties") or {})
+        properties = _properties(item.get("properties"))
         identity = ""
         if upsert:
             name = text(item.get("idProperty") or "hs_object_id")
@@ -104,7 +115,27 @@ def listing(collection: Collection, inbound: Inbound, records: list[Document]) -
 def created(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
     if "/batch/" in inbound.path:
         return Answer(200, {"status": "COMPLETE", "results": _public(records)})
+    if inbound.path.rstrip("/") in _LEGACY:
+        return Answer(200, _legacy_deal(records[0]))
     return Answer(201, _public(records)[0])
+
+
+def _legacy_deal(record: Document) -> Document:
+    """A deal as POST /deals/v1/deal answers it: `dealId`, each property's `value`."""
+    stamp = int(datetime.datetime.now(datetime.UTC).timestamp() * 1000)
+    properties = {
+        name: {"value": text(value), "timestamp": stamp, "source": "API", "sourceId": None}
+        for name, value in (record.get("properties") or {}).items()
+    }
+    return {
+        "portalId": 62515,
+        "dealId": int(record["id"]),
+        "isDeleted": False,
+        "properties": properties,
+        "associations": {"associatedVids": [], "associatedCompanyIds": [], "associatedDealIds": []},
+        "imports": [],
+        "stateChanges": [],
+    }
 
 
 def update(collection: Collection, inbound: Inbound, document: Document) -> Document:
@@ -123,8 +154,8 @@ def reference(key: str) -> ReferenceSource:
 PERSONALITY = Personality(
     name="hubspot",
     host="api.hubapi.com",
-    effect="an object created (POST /crm/v3/objects/<type>); a batch upsert to an id property"
-    " value already there is not a new effect",
+    effect="an object created (POST /crm/v3/objects/<type>, a deal by POST /deals/v1/deal); a batch"
+    " upsert to an id property value already there is not a new effect",
     read="POST /crm/v3/objects/<type>/search (filterGroups EQ), GET list and by id",
     key="the property named like the business key (/properties/<key>)",
     collections=(OBJECTS,),

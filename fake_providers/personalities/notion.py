@@ -4,6 +4,7 @@ filters (POST /v1/databases/<id>/query), one page by GET/PATCH /v1/pages/<id>.""
 from __future__ import annotations
 
 import datetime
+import re
 from typing import Any
 
 from fake_providers.personalities.base import (
@@ -26,6 +27,16 @@ PAGES = Collection(
 )
 # The value of a property as a filter compares it: its text, number, name or flag.
 _VALUE_KEYS = ("content", "plain_text", "name", "start")
+# A database's (data source's) schema: GET /v1/databases/<id>, GET /v1/data_sources/<id>.
+_SCHEMA = re.compile(r"^/v1/(databases|data_sources)/([0-9A-Fa-f-]+)/?$")
+_ANNOTATIONS = {
+    "bold": False,
+    "italic": False,
+    "strikethrough": False,
+    "underline": False,
+    "code": False,
+    "color": "default",
+}
 
 
 def _now() -> str:
@@ -33,15 +44,33 @@ def _now() -> str:
 
 
 def _typed(properties: Any) -> dict[str, Any]:
-    """Properties as Notion returns them: each with its `type` (and an `id`)."""
+    """Properties as Notion returns them: each with its `type` (and an `id`), rich text
+    with its `plain_text` (what the Notion node's simplified output reads)."""
     typed = {}
     for name, value in (properties or {}).items():
         if isinstance(value, dict):
             kind = value.get("type") or next((k for k in value if k not in ("id",)), "")
             typed[name] = {"id": value.get("id", name[:4]), "type": kind, **value}
+            if kind in ("title", "rich_text") and isinstance(value.get(kind), list):
+                typed[name][kind] = [_rich_text(part) for part in value[kind]]
         else:
             typed[name] = value
     return typed
+
+
+def _rich_text(part: Any) -> Any:
+    """`{text: {content}}` as Notion answers it: typed, annotated, with its plain text."""
+    if not isinstance(part, dict) or not isinstance(part.get("text"), dict):
+        return part
+    content = text(part["text"].get("content"))
+    return {
+        "type": "text",
+        "annotations": _ANNOTATIONS,
+        "plain_text": content,
+        "href": None,
+        **part,
+        "text": {"content": content, "link": part["text"].get("link")},
+    }
 
 
 def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
@@ -160,6 +189,27 @@ def created(collection: Collection, inbound: Inbound, records: list[Document]) -
     return Answer(200, records[0])
 
 
+def other(inbound: Inbound) -> Answer | None:
+    """A database's (data source's) schema, one title property `Name`: the Notion node
+    (v3) reads it to know which property takes the page title before it creates a page."""
+    match = _SCHEMA.match(inbound.path)
+    if inbound.method != "GET" or match is None:
+        return None
+    kind = "database" if match.group(1) == "databases" else "data_source"
+    title = [_rich_text({"text": {"content": "Database"}})]
+    schema = {"Name": {"id": "title", "name": "Name", "type": "title", "title": {}}}
+    return Answer(
+        200,
+        {
+            "object": kind,
+            "id": match.group(2),
+            "title": title,
+            "properties": schema,
+            "url": f"https://www.notion.so/{match.group(2).replace('-', '')}",
+        },
+    )
+
+
 def reference(key: str) -> ReferenceSource:
     """The page property named like the key, its text (title, rich text, email, number)."""
     return ReferenceSource(
@@ -174,7 +224,7 @@ PERSONALITY = Personality(
     host="api.notion.com",
     effect="a page created (POST /v1/pages)",
     read="a database query (POST /v1/databases/<id>/query) with property filters, has_more;"
-    " GET /v1/pages/<id>",
+    " GET /v1/pages/<id>; a database's schema (GET /v1/data_sources/<id>): a title `Name`",
     key="the page property named like the business key (its text)",
     collections=(PAGES,),
     reference=reference,
@@ -184,4 +234,5 @@ PERSONALITY = Personality(
     created=created,
     update=update,
     updated=created,
+    other=other,
 )

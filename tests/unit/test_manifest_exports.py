@@ -19,8 +19,11 @@ from harness.manifest import WorkflowUnderTest, load_manifest
 
 EXPORTS = Path(__file__).parent / "fixtures" / "exports"
 NAMES = (
+    "airtable_find_or_create_record",
     "form_notion",
     "gmail_receipt",
+    "hubspot_find_or_create_deal",
+    "notion_find_or_create_page",
     "sheets_order_row",
     "smtp_receipt",
     "stripe_http_form",

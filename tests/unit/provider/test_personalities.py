@@ -74,6 +74,35 @@ async def test_notion_query_finds_the_page_created_and_patch_changes_it(
     assert [c["reference"] for c in await inproc.commits()] == ["a@x.test", "b@x.test"]
 
 
+async def test_notion_answers_the_shape_the_notion_node_reads(inproc: InProcessProvider) -> None:
+    """v3 of the Notion node reads the data source's title property before it creates a
+    page, queries /v1/data_sources/<id>/query, and simplifies rich text by its plain_text."""
+    host = "api.notion.com"
+    await configure(inproc, personality(host, "notion", ReferenceSource("json", "/x")))
+    schema = (await send(inproc, host, "GET", f"/v1/data_sources/{DB}")).json()
+    assert schema["object"] == "data_source"
+    assert [p["type"] for p in schema["properties"].values()] == ["title"]
+    page = {
+        "parent": {"type": "data_source_id", "data_source_id": DB},
+        "properties": {
+            "Name": {"title": [{"text": {"content": "Order o-1"}}]},
+            "Order ID": {"rich_text": [{"text": {"content": "o-1"}}]},
+        },
+    }
+    created = (await send(inproc, host, "POST", "/v1/pages", json=page)).json()
+    assert created["properties"]["Order ID"]["rich_text"][0]["plain_text"] == "o-1"
+    query = {"filter": {"or": [{"property": "Order ID", "rich_text": {"equals": "o-1"}}]}}
+    path = f"/v1/data_sources/{DB}/query"
+    found = (await send(inproc, host, "POST", path, json=query)).json()["results"]
+    assert [p["id"] for p in found] == [created["id"]]
+    title = found[0]["properties"]["Name"]["title"][0]
+    assert (title["type"], title["plain_text"], title["text"]["content"]) == (
+        "text",
+        "Order o-1",
+        "Order o-1",
+    )
+
+
 async def test_postgrest_filters_representation_patch_and_upsert(
     inproc: InProcessProvider,
 ) -> None:
@@ -210,6 +239,36 @@ async def test_hubspot_search_finds_the_deal_and_batch_upsert_is_one_effect(
     contacts = (await send(inproc, host, "GET", "/crm/v3/objects/contacts")).json()["results"]
     assert len(contacts) == 1
     assert len(await inproc.commits()) == 2
+
+
+async def test_hubspot_a_legacy_deal_create_is_found_by_the_v3_search(
+    inproc: InProcessProvider,
+) -> None:
+    """n8n's HubSpot node creates a deal by POST /deals/v1/deal (properties as a list of
+    name/value) and searches by POST /crm/v3/objects/deals/search: one collection."""
+    host = "api.hubapi.com"
+    reference = ReferenceSource("body_regex", r'"name":"dealname","value":"([^"]+)"')
+    await configure(inproc, personality(host, "hubspot", reference))
+    body = {
+        "properties": [
+            {"name": "dealstage", "value": "appointmentscheduled"},
+            {"name": "dealname", "value": "o-7"},
+        ],
+        "associations": {},
+    }
+    made = await send(inproc, host, "POST", "/deals/v1/deal", json=body)
+    deal = made.json()
+    assert made.status_code == 200 and isinstance(deal["dealId"], int)
+    assert deal["properties"]["dealname"]["value"] == "o-7"
+    search = {
+        "filterGroups": [
+            {"filters": [{"propertyName": "dealname", "operator": "EQ", "value": "o-7"}]}
+        ]
+    }
+    found = (await send(inproc, host, "POST", "/crm/v3/objects/deals/search", json=search)).json()
+    assert [r["id"] for r in found["results"]] == [str(deal["dealId"])]
+    assert found["results"][0]["properties"]["dealstage"] == "appointmentscheduled"
+    assert [c["reference"] for c in await inproc.commits()] == ["o-7"]
 
 
 async def test_slack_and_twilio_answer_what_their_nodes_read(inproc: InProcessProvider) -> None:

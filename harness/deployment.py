@@ -73,8 +73,9 @@ def with_error_workflow(workflow: dict[str, Any], error_workflow_id: str) -> dic
 def deploy_under_test(stack: Stack, wut: WorkflowUnderTest) -> Deployment:
     """Apply the ledger schema, then deploy the Error Workflow, the main workflow and the
     reconciler (each published and, where it has a webhook, live). Once per stack: a second
-    call for the same file (explore after the matrix on one stack) gets the first deployment."""
-    key = (wut.name, wut.file_sha256)
+    call for the same file on the same webhook paths (explore after the matrix on one stack)
+    gets the first deployment; a copy on paths of its own (``with_path_suffix``) is deployed."""
+    key = (wut.name, wut.file_sha256, tuple(wut.routes()))
     if key not in stack.under_test:
         stack.under_test[key] = _deploy(stack, wut)
     deployment: Deployment = stack.under_test[key]

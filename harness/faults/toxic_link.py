@@ -33,13 +33,13 @@ from __future__ import annotations
 
 from contextlib import suppress
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from harness.errors import ConfigError
 from harness.faults.base import FaultContext, NoAction
 from harness.faults.link_outage import REDIS_RECONNECTION, await_reconnection
 from harness.stack.n8n import TIMING_PROFILES
+from harness.stack.ports import established_to
 from harness.stack.toxiproxy import Proxy, Stream, ToxiproxyNotFound
 
 if TYPE_CHECKING:
@@ -50,7 +50,6 @@ WHO = ("main", "webhook", "workers", "target")
 MIN_HOLD_S = 1.0
 # The bundled workflows' HTTP nodes time out after 10 s (their own "timeout" option).
 NODE_TIMEOUT_S = 10.0
-_ESTABLISHED = "01"
 
 
 @dataclass(frozen=True)
@@ -118,26 +117,6 @@ def resolve(ctx: FaultContext, name: str) -> list[Proxy]:
             f"{', '.join(sorted(proxies))}"
         )
     return [proxies[n] for n in names]
-
-
-def established_to(port: int, tables: tuple[Path, ...] | None = None) -> int:
-    """Client sockets in state ESTABLISHED whose remote port is ``port`` (/proc/net/tcp*)."""
-    tables = tables or (Path("/proc/net/tcp"), Path("/proc/net/tcp6"))
-    count = 0
-    for table in tables:
-        try:
-            lines = table.read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()  # sl, local, remote, state, ...
-            if len(fields) > 3 and fields[3] == _ESTABLISHED and _port(fields[2]) == port:
-                count += 1
-    return count
-
-
-def _port(address: str) -> int:
-    return int(address.rpartition(":")[2], 16)
 
 
 @dataclass

@@ -130,3 +130,28 @@ def ensure_free(port: int, service: str) -> None:
                 f"port {HOST}:{port} is already in use ({exc.strerror}); stop what holds it "
                 f"(`ss -ltnp 'sport = :{port}'`) or leave the port unset to get a free one",
             ) from exc
+
+
+# The kernel's socket tables: which connections a port has, as the OS sees them (a fault's
+# proof, a crash point's choice of worker), not as any process says.
+_ESTABLISHED = "01"
+
+
+def established_to(port: int, tables: tuple[Path, ...] | None = None) -> int:
+    """Client sockets in state ESTABLISHED whose remote port is ``port`` (/proc/net/tcp*)."""
+    tables = tables or (Path("/proc/net/tcp"), Path("/proc/net/tcp6"))
+    count = 0
+    for table in tables:
+        try:
+            lines = table.read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()  # sl, local, remote, state, ...
+            if len(fields) > 3 and fields[3] == _ESTABLISHED and _port(fields[2]) == port:
+                count += 1
+    return count
+
+
+def _port(address: str) -> int:
+    return int(address.rpartition(":")[2], 16)

@@ -19,11 +19,11 @@ from harness.faults.toxic_link import (
     ToxicLink,
     check_hold,
     check_link,
-    established_to,
     silent,
     stall_detection_s,
 )
 from harness.journal import Journal
+from harness.stack.ports import established_to
 from harness.stack.stack import StackConfig
 from harness.stack.toxiproxy import Toxic
 

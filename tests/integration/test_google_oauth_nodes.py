@@ -9,36 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from pathlib import Path
 
-import httpx
 import pytest
 
 from harness.credential_fill import GENERIC_TOKEN_HOST
-from harness.deployment import Deployment, deploy_under_test
-from harness.manifest import WorkflowUnderTest, load_manifest
-from harness.runner import route_upstreams
 from harness.stack.stack import Stack
 from harness.upstream_config import TOKEN_PATH
+from tests.support.exports import deployed, trigger
 
 pytestmark = pytest.mark.integration
-
-EXPORTS = Path(__file__).resolve().parents[1] / "unit" / "fixtures" / "exports"
-TIMEOUT_S = 60.0
-
-
-def deployed(stack: Stack, name: str) -> tuple[WorkflowUnderTest, Deployment]:
-    wut = load_manifest(EXPORTS / name).with_path_suffix(uuid.uuid4().hex[:6])
-    route_upstreams(stack, wut)
-    return wut, deploy_under_test(stack, wut)
-
-
-def trigger(wut: WorkflowUnderTest, deployment: Deployment, key: str) -> httpx.Response:
-    assert deployment.main.webhook_url is not None
-    request = wut.render_request(key, f"evt-{key}")
-    return httpx.request(
-        wut.method, deployment.main.webhook_url, json=request.body, timeout=TIMEOUT_S
-    )
 
 
 @pytest.mark.parametrize(

@@ -215,14 +215,26 @@ class N8nProcess:
     def stop(self) -> None:
         self.process.stop()
 
-    def started_execution(self, execution_id: str) -> bool:
-        """Whether this (worker) process picked the execution up, from its log
-        ("Worker started execution N")."""
-        needle = f"Worker started execution {execution_id} ("
+    def jobs_of(self, execution_id: str) -> dict[int, tuple[str, bool]]:
+        """The queue jobs this (worker) process picked up for the execution: job id -> (the
+        log's time of its start, finished?), from "Worker started/finished execution N (job
+        J)". An execution has several jobs when it was resumed (Wait node), and a stalled job
+        is picked up again by another worker."""
         try:
-            return needle in self.process.log_path.read_text(errors="replace")
+            log = self.process.log_path.read_text(errors="replace")
         except OSError:
-            return False
+            return {}
+        line = (
+            rf"^(\S*).*Worker (started|finished) execution {re.escape(execution_id)} \(job (\d+)\)"
+        )
+        jobs: dict[int, tuple[str, bool]] = {}
+        for at, what, job in re.findall(line, log, re.MULTILINE):
+            started_at, finished = jobs.get(int(job), (at, False))
+            jobs[int(job)] = (
+                at if what == "started" else started_at,
+                finished or what == "finished",
+            )
+        return jobs
 
     def restart(self, ready_timeout_s: float = 120.0) -> float:
         """Stop (or reap a killed process), start again, wait ready; returns seconds to ready."""

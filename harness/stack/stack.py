@@ -217,11 +217,14 @@ class Stack:
         return revived
 
     def worker_running(self, execution_id: str) -> int | None:
-        """Which worker picked the execution up, from its log ("Worker started execution N")."""
+        """Which worker runs the execution now: the one whose newest unfinished queue job for
+        it started last (the workers' logs), else the one that started its last job. A resumed
+        execution (Wait node) has a job per part, and the parts can run on different workers."""
+        newest: dict[int, tuple[bool, str, int]] = {}  # worker -> (unfinished?, started, job)
         for i, worker in enumerate(self.workers):
-            if worker.started_execution(execution_id):
-                return i
-        return None
+            for job, (started_at, finished) in worker.jobs_of(execution_id).items():
+                newest[i] = max(newest.get(i, (False, "", 0)), (not finished, started_at, job))
+        return max(newest, key=newest.__getitem__) if newest else None
 
     def executions(self, workflow_id: str, containing: str | None = None) -> list[dict[str, Any]]:
         """Execution rows of a workflow, straight from n8n's database (oldest first); only

@@ -133,7 +133,8 @@ class SharedRuns:
         return self._results.pop(case.id).result()
 
     def _run(self, cases: list[Case], stack: Stack, deployed: Deployed) -> None:
-        from harness.runner import new_key, reset_stack, route_upstreams, run_case
+        from harness.deployment import route_upstreams
+        from harness.runner import new_key, reset_stack, run_case
 
         try:
             workflow, deployment = deployed(cases[0].workflow)

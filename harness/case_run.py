@@ -21,7 +21,7 @@ import redis
 from harness.errors import SetupError, WindowNotOpened
 from harness.faults import Fault, FaultContext
 from harness.journal import Journal
-from harness.service_triggers import ServiceSender
+from harness.service_sender import ServiceSender
 from harness.settle import Activity, Settler, SettleResult, bull_execution_ids, latest_activity
 from harness.stack.ports import established_to
 from harness.stack.stack import PROVIDER_UPSTREAM

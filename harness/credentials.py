@@ -19,6 +19,7 @@ from typing import Any
 from harness import workflow_json as wj
 from harness.credential_fill import FillContext, credential_data
 from harness.errors import ConfigError, SetupError
+from harness.stack.triggers import TRIGGER_NODE_TYPES
 
 # The stack's own credential (the ledger database): every postgres reference is bound to it.
 STACK_PROVIDED = ("postgres",)
@@ -89,7 +90,7 @@ def needed_types(node: dict[str, Any]) -> list[str]:
     params = node.get("parameters") if isinstance(node.get("parameters"), dict) else {}
     assert isinstance(params, dict)
     kind = str(node.get("type"))
-    if kind in wj.TRIGGER_NODE_TYPES:
+    if kind in TRIGGER_NODE_TYPES:
         auth = wj.trigger_auth_type(node, "workflow")
         return [] if auth is None else [auth]
     if kind == HTTP_REQUEST_NODE_TYPE:

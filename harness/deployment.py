@@ -30,8 +30,8 @@ from harness import credentials as creds
 from harness import service_triggers
 from harness import workflow_json as wj
 from harness.credential_fill import FillContext
+from harness.errors import ConfigError
 from harness.manifest import TriggerAuth, WorkflowUnderTest
-from harness.runner import route_upstreams
 from harness.stack.deploy import DeployedWorkflow
 from harness.stack.stack import Stack
 
@@ -131,3 +131,19 @@ def _binder(
         return creds.provision(workflow, create, ctx, wut.credentials, provided, fixed)
 
     return bind
+
+
+def route_upstreams(stack: Stack, workflow: WorkflowUnderTest) -> None:
+    """This workflow's hosts to their fakes: the provider answers as them, the intercepting
+    proxy forwards them (every other host gets its 502). A stack runs one workflow's cases
+    at a time (a batch of cases sharing it is of one workflow: harness.batch)."""
+    configs = workflow.upstream_configs()
+    stack.require_provider().control.set_upstreams(configs)
+    if stack.intercept is not None:
+        stack.intercept.set_hosts([u.host for u in configs if u.fake != "mail"])
+    elif configs:
+        raise ConfigError(
+            f"{workflow.name}: its upstreams need the intercepting proxy, which this stack "
+            "does not run (StackConfig.intercept is off, or an `up` of an older harness "
+            "version: restart it)"
+        )

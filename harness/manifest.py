@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness import credentials as creds
 from harness import manifest_model as mm
-from harness import service_triggers, subworkflows, upstream_config
+from harness import subworkflows, upstream_config
 from harness import workflow_hosts as wh
 from harness import workflow_json as wj
 from harness.credential_fill import FillContext, credential_data
@@ -51,6 +51,7 @@ from harness.manifest_model import (
     Promise,
 )
 from harness.manifest_upstreams import UpstreamSpec
+from harness.stack.triggers import FORM_TRIGGER_NODE_TYPE, trigger_of
 
 if TYPE_CHECKING:
     from fake_providers.payment.triggers import ServiceTrigger
@@ -240,7 +241,7 @@ class WorkflowUnderTest:
         """The personality of its service trigger node (Stripe Trigger, ...): then the
         service's fake sends its deliveries; None for a Webhook or Form Trigger."""
         types = (str(node.get("type")) for node in self.workflow.get("nodes", []))
-        return next(filter(None, map(service_triggers.trigger_of, types)), None)
+        return next(filter(None, map(trigger_of, types)), None)
 
     @property
     def parks_for_resume(self) -> bool:
@@ -520,7 +521,7 @@ def _trigger_shape(
     credential with a fresh secret (the manifest's ``credentials`` data overrides it)."""
     node = wj.webhook_node(workflow, str(workflow_path))
     form = None
-    if node.get("type") == wj.FORM_TRIGGER_NODE_TYPE:
+    if node.get("type") == FORM_TRIGGER_NODE_TYPE:
         form = wj.form_field_names(node)
         names = set(form) | set(form.values())
         unknown = sorted(k for k in body if k not in names)

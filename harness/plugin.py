@@ -41,6 +41,9 @@ from harness.sharding import TIMINGS_FILE, assign, load_timings, parse_shard, wr
 from harness.stack.install import Installation, Installer
 from harness.stack.run import default_runs_root, new_run_id, point_latest
 from harness.stack.stack import Stack, StackConfig
+from harness.terminal.reporter import INVOCATION as _INVOCATION
+from harness.terminal.reporter import RUN_DIR as _RUN_DIR
+from harness.terminal.reporter import session_run_dir
 
 if TYPE_CHECKING:
     from harness.batch import SharedRuns
@@ -150,8 +153,6 @@ def chaos_shared_runs(request: pytest.FixtureRequest) -> SharedRuns:
 
 
 # -- scale: xdist workers, shards, timings ---------------------------------------------
-_INVOCATION = pytest.StashKey[Path]()
-_RUN_DIR = pytest.StashKey[Path]()
 _DURATIONS = pytest.StashKey[dict[str, float]]()
 _WORKER_KEY = "n8n_chaos_invocation"
 
@@ -194,17 +195,6 @@ def _worker_run_dir(config: pytest.Config) -> Path | None:
     return Path(invocation) / str(workerinput.get("workerid", f"pid{os.getpid()}"))
 
 
-def invocation_dir(config: pytest.Config) -> Path | None:
-    """Under xdist, the controller's directory of the whole invocation (else None)."""
-    return config.stash.get(_INVOCATION, None)
-
-
-def session_run_dir(config: pytest.Config) -> Path | None:
-    """Where this session's shared files go: the invocation's directory under xdist, else
-    the session stack's run directory (None before a stack ran)."""
-    return config.stash.get(_INVOCATION, None) or config.stash.get(_RUN_DIR, None)
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     shard = config.getoption("--shard", default=None)
@@ -244,7 +234,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if alluredir:
         write_categories(Path(alluredir))
         write_environment(Path(alluredir), _environment(config))
-    run_dir = config.stash.get(_INVOCATION, None) or config.stash.get(_RUN_DIR, None)
+    run_dir = session_run_dir(config)
     if run_dir is None or not run_dir.is_dir():
         return
     durations = config.stash.get(_DURATIONS, {})

@@ -25,7 +25,8 @@ from harness import loopback
 from harness.case_run import CaseRun
 from harness.crashpoints import CrashPoint, get_crashpoint
 from harness.deliveries import DeliveryPlan, get_delivery
-from harness.errors import CaseAborted, ConfigError, HarnessError
+from harness.deployment import route_upstreams
+from harness.errors import CaseAborted, HarnessError
 from harness.faults import get_fault
 from harness.oracle import (
     UNRESOLVED_LEDGER_STATES,
@@ -42,7 +43,7 @@ from harness.workload import DeliveryAttempt
 if TYPE_CHECKING:
     from fake_providers.payment import Commit
     from harness.cases import Case
-    from harness.deployment import Deployment
+    from harness.deployment import Deployment, route_upstreams
     from harness.manifest import WorkflowUnderTest
     from harness.stack.intercept.journal import JournalEntry
     from harness.stack.stack import Stack
@@ -121,22 +122,6 @@ def reset_stack(stack: Stack) -> None:
     provider = stack.require_provider()
     provider.control.clear_faults()
     provider.restore_ttl()
-
-
-def route_upstreams(stack: Stack, workflow: WorkflowUnderTest) -> None:
-    """This workflow's hosts to their fakes: the provider answers as them, the intercepting
-    proxy forwards them (every other host gets its 502). A stack runs one workflow's cases
-    at a time (a batch of cases sharing it is of one workflow: harness.batch)."""
-    configs = workflow.upstream_configs()
-    stack.require_provider().control.set_upstreams(configs)
-    if stack.intercept is not None:
-        stack.intercept.set_hosts([u.host for u in configs if u.fake != "mail"])
-    elif configs:
-        raise ConfigError(
-            f"{workflow.name}: its upstreams need the intercepting proxy, which this stack "
-            "does not run (StackConfig.intercept is off, or an `up` of an older harness "
-            "version: restart it)"
-        )
 
 
 def run_case(

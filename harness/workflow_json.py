@@ -20,19 +20,15 @@ from typing import Any
 from harness import service_triggers
 from harness.errors import ConfigError
 from harness.manifest_model import json_type
-
-WEBHOOK_NODE_TYPE = "n8n-nodes-base.webhook"
-FORM_TRIGGER_NODE_TYPE = "n8n-nodes-base.formTrigger"
-# The triggers the harness drives with one HTTP request (a form submission is a POST).
-# A service trigger (Stripe Trigger, ...) is driven through its fake (harness.service_triggers).
-TRIGGER_NODE_TYPES = (
-    WEBHOOK_NODE_TYPE,
+from harness.stack.triggers import (
     FORM_TRIGGER_NODE_TYPE,
-    *service_triggers.SERVICE_TRIGGER_TYPES,
+    SERVICE_TRIGGER_WEBHOOK_PATH,
+    TRIGGER_NODE_TYPES,
+    WEBHOOK_NODE_TYPE,
+    trigger_of,
+    trigger_path_of,
 )
-# n8n's path of a node's webhook that has a webhookId: <webhookId>/<the node's webhook path>
-# (NodeHelpers.getNodeWebhookPath); a service trigger's own webhook path is this.
-SERVICE_TRIGGER_WEBHOOK_PATH = "webhook"
+
 FORM_METHOD = "POST"
 ERROR_TRIGGER_NODE_TYPE = "n8n-nodes-base.errorTrigger"
 WAIT_NODE_TYPE = "n8n-nodes-base.wait"
@@ -153,7 +149,7 @@ def check_webhook(
     is_form = node.get("type") == FORM_TRIGGER_NODE_TYPE
     label = f"{path}: {'Form Trigger' if is_form else 'Webhook'} node {node.get('name')!r}"
     where_path = "parameters.path"
-    if service_triggers.trigger_of(str(node.get("type"))) is not None:
+    if trigger_of(str(node.get("type"))) is not None:
         label = f"{path}: {node.get('type')} node {node.get('name')!r}"
         where_path = f"its webhook path (webhookId/{SERVICE_TRIGGER_WEBHOOK_PATH})"
     if trigger_path_of(node) != trigger_path:
@@ -163,7 +159,7 @@ def check_webhook(
         )
     # A form is submitted with a POST; its GET only renders the page.
     # A service trigger's webhook is a POST (its node description's, not a parameter).
-    fixed = is_form or service_triggers.trigger_of(str(node.get("type"))) is not None
+    fixed = is_form or trigger_of(str(node.get("type"))) is not None
     methods = FORM_METHOD if fixed else params.get("httpMethod", WEBHOOK_DEFAULT_METHOD)
     allowed = [methods] if isinstance(methods, str) else methods
     if not isinstance(allowed, list) or method not in [str(m).upper() for m in allowed]:
@@ -221,20 +217,6 @@ def form_field_names(node: dict[str, Any]) -> dict[str, str]:
                 if isinstance(item.get(key), str) and item[key]:
                     names.setdefault(item[key], f"field-{index}")
     return names
-
-
-def trigger_path_of(node: dict[str, Any]) -> Any:
-    """The production path of a trigger node. A Form Trigger's is ``path``, else
-    ``options.path``, else its webhookId (FormTriggerV2's webhooks[].path expression); a
-    service trigger's is ``<webhookId>/webhook``."""
-    params = node.get("parameters", {})
-    if service_triggers.trigger_of(str(node.get("type"))) is not None:
-        webhook_id = node.get("webhookId")
-        return f"{webhook_id}/{SERVICE_TRIGGER_WEBHOOK_PATH}" if webhook_id else None
-    if node.get("type") != FORM_TRIGGER_NODE_TYPE:
-        return params.get("path")
-    options = params.get("options") if isinstance(params.get("options"), dict) else {}
-    return params.get("path") or options.get("path") or node.get("webhookId")
 
 
 def check_error_workflow(workflow: dict[str, Any], path: Path) -> None:

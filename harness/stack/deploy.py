@@ -22,15 +22,10 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from harness import workflow_json as wj
-from harness.errors import ConfigError, SetupError
+from harness.errors import SetupError
 from harness.stack.n8n_api import N8nApi, wait_webhook_live
 from harness.stack.readiness import Readiness, wait_ready
-
-# n8n's EndpointsConfig: production webhooks under /webhook, Form Triggers under /form
-# (their test URLs, /webhook-test and /form-test, answer only while the editor listens).
-WEBHOOK_ENDPOINT = "webhook"
-FORM_ENDPOINT = "form"
+from harness.stack.triggers import trigger_url
 
 
 @dataclass(frozen=True)
@@ -39,32 +34,6 @@ class DeployedWorkflow:
     name: str
     webhook_url: str | None
     seconds_to_live: float
-
-
-def webhook_path(workflow: dict[str, Any]) -> str | None:
-    """The production path of the workflow's trigger below n8n's base URL:
-    ``webhook/<path>`` for a Webhook node, ``form/<path>`` for a Form Trigger."""
-    for node in workflow.get("nodes", []):
-        if node.get("type") in wj.TRIGGER_NODE_TYPES and not node.get("disabled", False):
-            path = wj.trigger_path_of(node)
-            if not path:
-                raise ConfigError(
-                    f"workflow {workflow.get('name')!r}: trigger node {node.get('name')!r} has "
-                    "no parameters.path; give it a unique path"
-                )
-            is_form = node.get("type") == wj.FORM_TRIGGER_NODE_TYPE
-            return f"{FORM_ENDPOINT if is_form else WEBHOOK_ENDPOINT}/{path}"
-    return None
-
-
-def trigger_url(workflow: dict[str, Any], webhook_base_url: str) -> str | None:
-    """Where the harness sends the workflow's trigger (``webhook_base_url`` ends in
-    ``/webhook``, the stack's production webhook base)."""
-    path = webhook_path(workflow)
-    if path is None:
-        return None
-    base = webhook_base_url.rstrip("/").removesuffix("/" + WEBHOOK_ENDPOINT)
-    return f"{base}/{path}"
 
 
 def bind_credentials(workflow: dict[str, Any], credentials: dict[str, str]) -> dict[str, Any]:

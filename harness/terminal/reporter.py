@@ -29,6 +29,10 @@ MODES = ("auto", "live", "plain", "off")
 _TERMINAL = pytest.StashKey["ChaosTerminal"]()
 _CHAOS_TEST = "::test_exactly_once["  # how the controller of xdist workers tells a case
 
+# Set by the plugin: the xdist invocation's directory, and the session stack's run directory.
+INVOCATION = pytest.StashKey[Path]()
+RUN_DIR = pytest.StashKey[Path]()
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("n8n-chaos")
@@ -164,7 +168,7 @@ class ChaosTerminal:
         console = None
         if self.mode == "live" or (self.mode == "auto" and tty):
             console, self._stream = tty_console(1)
-        invocation = _invocation(self.config)
+        invocation = invocation_dir(self.config)
         lookup = PhaseFromEvidence(invocation) if invocation is not None else None
         self.live = LiveLine(console, lookup)
         self.live.total = total
@@ -232,7 +236,7 @@ class ChaosTerminal:
         chosen = self.config.getoption("--chaos-summary", default=None)
         if not self.outcomes and chosen is None:
             return
-        run_dir = _run_dir(self.config)
+        run_dir = session_run_dir(self.config)
         doc = summary_doc(self.outcomes, run_dir, self.harness_failed or not self.outcomes)
         paths = [Path(chosen)] if chosen else []
         if run_dir is not None and run_dir.is_dir():
@@ -250,7 +254,7 @@ class ChaosTerminal:
         terminalreporter.write_sep("=", "n8n-chaos verdicts")
         terminalreporter.write(self._ansi(grid_view(grid)))
         terminalreporter.write(self._ansi(totals(grid)))
-        run_dir = _run_dir(self.config)
+        run_dir = session_run_dir(self.config)
         if run_dir is not None and run_dir.is_dir():
             terminalreporter.write_line(f"evidence: {run_dir}/cases/<case id>/evidence.json")
         if self.summary_path is not None:
@@ -294,13 +298,12 @@ class ChaosTerminal:
         return out.getvalue()
 
 
-def _invocation(config: pytest.Config) -> Path | None:
-    from harness.plugin import invocation_dir
+def invocation_dir(config: pytest.Config) -> Path | None:
+    """Under xdist, the controller's directory of the whole invocation (else None)."""
+    return config.stash.get(INVOCATION, None)
 
-    return invocation_dir(config)
 
-
-def _run_dir(config: pytest.Config) -> Path | None:
-    from harness.plugin import session_run_dir
-
-    return session_run_dir(config)
+def session_run_dir(config: pytest.Config) -> Path | None:
+    """Where this session's shared files go: the invocation's directory under xdist, else
+    the session stack's run directory (None before a stack ran)."""
+    return config.stash.get(INVOCATION, None) or config.stash.get(RUN_DIR, None)

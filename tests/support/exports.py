@@ -8,9 +8,8 @@ from pathlib import Path
 
 import httpx
 
-from harness.deployment import Deployment, deploy_under_test
+from harness.deployment import Deployment, deploy_under_test, route_upstreams
 from harness.manifest import WorkflowUnderTest, load_manifest
-from harness.runner import route_upstreams
 from harness.stack.stack import Stack
 
 EXPORTS = Path(__file__).resolve().parents[1] / "unit" / "fixtures" / "exports"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness import runner
+from harness import deployment, runner
 from harness.batch import BATCH_MAX, BatchScheduling, SharedRuns, batches, shareable_cases
 from harness.cases import Case, matrix
 from harness.manifest import Companion, NegativeControl
@@ -85,7 +85,7 @@ def test_a_batch_runs_once_together_each_case_with_its_own_key(
 
     monkeypatch.setattr(runner, "run_case", fake_run_case)
     monkeypatch.setattr(runner, "reset_stack", lambda stack: resets.append("reset"))
-    monkeypatch.setattr(runner, "route_upstreams", lambda stack, wf: resets.append("route"))
+    monkeypatch.setattr(deployment, "route_upstreams", lambda stack, wf: resets.append("route"))
     shared = SharedRuns({"pay#shared1": cases})
     deployed = lambda name: (pay, object())  # noqa: E731
     first = shared.take(cases[0], object(), deployed)  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ from fake_providers.payment.triggers.stripe import HOUR_S, StripeTrigger, signat
 from harness import workload
 from harness.errors import ConfigError
 from harness.manifest import load_manifest
-from harness.service_triggers import ServiceSender
+from harness.service_sender import ServiceSender
 from harness.workflow_json import webhook_node
 from harness.workload import History, SenderPolicy
 

@@ -10,8 +10,8 @@ import httpx
 import respx
 
 from harness.manifest import load_manifest
-from harness.stack.deploy import trigger_url
 from harness.stack.n8n_api import WORKFLOW_FIELDS_REFUSED_ON_CREATE, creatable, refused_fields
+from harness.stack.triggers import trigger_url
 from harness.workload import History, Sender, SenderPolicy, encoded_body
 
 EXPORTS = Path(__file__).parent / "fixtures" / "exports"

@@ -38,3 +38,26 @@ def test_the_node_finds_the_record_it_created(n8n_stack: Stack, name: str) -> No
     # Both answers name the same record, with the key read back out of the node's output.
     assert created.json() == found.json(), (created.text, found.text)
     assert created.json()["order_id"] == key and created.json()["id"], created.text
+
+
+def test_the_supabase_node_finds_its_row_and_reads_its_patch(n8n_stack: Stack) -> None:
+    """The Supabase node (v1): the first delivery's search (and=(order_id.eq.<key>)) finds
+    nothing and creates the row; every later one finds it and PATCHes its status to seen,
+    and the search after that PATCH reads seen. One commit for three deliveries."""
+    wut, deployment = deployed(n8n_stack, "supabase_find_or_create_row")
+    key = f"it-{uuid.uuid4().hex[:10]}"
+    control = n8n_stack.require_provider().control
+    # Another order's row is in the table first: the search must filter, not list the table.
+    assert trigger(wut, deployment, f"{key}-other").status_code == 200
+    answers = []
+    for _ in range(3):
+        response = trigger(wut, deployment, key, f"evt-{uuid.uuid4().hex[:8]}")
+        assert response.status_code == 200, response.text
+        answers.append(response.json())
+    assert [c.effect for c in control.commits(reference=key)] == ["record"]
+    created, found, found_again = answers
+    assert created["order_id"] == key and created["id"], created
+    assert {a["id"] for a in answers} == {created["id"]}
+    assert (created["status"], created.get("status_read")) == ("new", None)
+    assert (found["status"], found["status_read"]) == ("seen", "new")
+    assert (found_again["status"], found_again["status_read"]) == ("seen", "seen")

@@ -28,6 +28,7 @@ NAMES = (
     "smtp_receipt",
     "stripe_http_form",
     "stripe_node_charge",
+    "supabase_find_or_create_row",
 )
 
 

@@ -192,6 +192,14 @@ async def test_sendgrid_contact_upsert_is_one_effect_per_email(
         json={"emails": ["ada@x.test"]},
     )
     assert search.json()["result"]["ada@x.test"]["contact"]["first_name"] == "Ada"
+    # n8n's SendGrid node: get by email (SGQL LIKE) and Get Many (pages on _metadata.next).
+    other = {"contacts": [{"email": "bob@x.test"}]}
+    await send(inproc, host, "PUT", "/v3/marketing/contacts", json=other)
+    for query in ("email LIKE 'ada@x.test' ", "email = 'ADA@x.test'", "email LIKE 'a%'"):
+        body = {"query": query}
+        like = await send(inproc, host, "POST", "/v3/marketing/contacts/search", json=body)
+        assert [c["email"] for c in like.json()["result"]] == ["ada@x.test"], query
+        assert "next" not in like.json()["_metadata"]
     mail = await send(inproc, host, "POST", "/v3/mail/send", json={"subject": "Hi"})
     assert (mail.status_code, mail.content) == (202, b"")
 

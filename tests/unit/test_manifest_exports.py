@@ -24,6 +24,7 @@ NAMES = (
     "gmail_receipt",
     "hubspot_find_or_create_deal",
     "notion_find_or_create_page",
+    "sendgrid_upsert_contact",
     "sheets_order_row",
     "smtp_receipt",
     "stripe_http_form",

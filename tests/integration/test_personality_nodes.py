@@ -65,3 +65,21 @@ def test_the_supabase_node_finds_its_row_and_reads_its_patch(n8n_stack: Stack) -
     assert (created["status"], created.get("status_read")) == ("new", None)
     assert (found["status"], found["status_read"]) == ("seen", "new")
     assert (found_again["status"], found_again["status_read"]) == ("seen", "seen")
+
+
+@pytest.mark.parametrize(
+    ("name", "answer_field"),
+    [("slack_order_message", "ts"), ("twilio_order_sms", "sid")],
+)
+def test_the_node_runs_on_the_answer_to_its_one_message(
+    n8n_stack: Stack, name: str, answer_field: str
+) -> None:
+    """Slack's and Twilio's nodes send one message and read the personality's answer (the
+    Slack node renames `ts` to `message_timestamp`; Twilio's returns the Message resource)."""
+    wut, deployment = deployed(n8n_stack, name)
+    key = f"it-{uuid.uuid4().hex[:10]}"
+    response = trigger(wut, deployment, key)
+    assert response.status_code == 200, response.text
+    commits = n8n_stack.require_provider().control.commits(reference=key)
+    assert [c.effect for c in commits] == ["record"], commits
+    assert response.json()["order_id"] == key and response.json()[answer_field], response.text

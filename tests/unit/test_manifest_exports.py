@@ -26,10 +26,12 @@ NAMES = (
     "notion_find_or_create_page",
     "sendgrid_upsert_contact",
     "sheets_order_row",
+    "slack_order_message",
     "smtp_receipt",
     "stripe_http_form",
     "stripe_node_charge",
     "supabase_find_or_create_row",
+    "twilio_order_sms",
 )
 
 

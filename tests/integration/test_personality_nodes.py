@@ -83,3 +83,21 @@ def test_the_node_runs_on_the_answer_to_its_one_message(
     commits = n8n_stack.require_provider().control.commits(reference=key)
     assert [c.effect for c in commits] == ["record"], commits
     assert response.json()["order_id"] == key and response.json()[answer_field], response.text
+
+
+def test_the_sheets_node_reads_the_row_it_appended(n8n_stack: Stack) -> None:
+    """The Google Sheets node (v4.5): its read (a lookup on the Order ID column) finds no row,
+    so it appends one (values:append; the first delivery on the empty sheet writes the header
+    row first); the second delivery's read finds that row. One commit for two deliveries."""
+    wut, deployment = deployed(n8n_stack, "sheets_find_or_append_row")
+    key = f"it-{uuid.uuid4().hex[:10]}"
+    control = n8n_stack.require_provider().control
+    assert trigger(wut, deployment, f"{key}-other").status_code == 200  # another order's row
+    appended = trigger(wut, deployment, key, f"evt-{uuid.uuid4().hex[:8]}")
+    assert appended.status_code == 200, appended.text
+    assert [c.effect for c in control.commits(reference=key)] == ["record"]
+    found = trigger(wut, deployment, key, f"evt-{uuid.uuid4().hex[:8]}")
+    assert found.status_code == 200, found.text
+    assert len(control.commits(reference=key)) == 1  # the read found it: no second append
+    assert appended.json() == {"order_id": key, "email": "buyer@example.com"}, appended.text
+    assert found.json()["order_id"] == key and found.json()["row_number"] > 2, found.text

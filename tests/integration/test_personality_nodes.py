@@ -1,9 +1,11 @@
-"""n8n's own service nodes (Notion, Airtable, HubSpot), unmodified, against the record
-fake's personalities: a "look it up, create it only if it is not there" export runs twice
-with one business key. The first delivery's search finds nothing and the node creates the
-record (one commit); the second one's search finds it and creates nothing. So the
-personality's answers have the shape the built-in node reads (its search filter, its
-paging, its output fields)."""
+"""n8n's own service nodes, unmodified, against the record fake's personalities: a "look it
+up, create it only if it is not there" export (Notion, Airtable, HubSpot, Supabase, Google
+Sheets; SendGrid's upsert by email) runs twice with one business key, another order's record
+in the service first. The first delivery's search finds nothing and the node creates the
+record (one commit); the second one's search finds it and creates nothing. Slack's and
+Twilio's nodes send one message: one commit, and the node runs on the answer. So the
+personality's answers have the shape the built-in node reads (its search filter, its paging,
+its output fields)."""
 
 from __future__ import annotations
 

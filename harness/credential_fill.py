@@ -106,6 +106,11 @@ def _redis(ctx: FillContext) -> dict[str, Any]:
     }
 
 
+# A Supabase project the manifest maps to the postgrest personality (another project's URL
+# goes in the manifest's credentials.supabaseApi.host); a Twilio test account's SID.
+SUPABASE_URL = "https://n8n-chaos.supabase.co"
+TWILIO_ACCOUNT_SID = "AC0123456789abcdef0123456789abcdef"
+
 FILLABLE: dict[str, Callable[[FillContext], dict[str, Any]]] = {
     "stripeApi": lambda ctx: {"secretKey": f"sk_test_{ctx.secret}"},
     "smtp": _smtp,
@@ -122,6 +127,15 @@ FILLABLE: dict[str, Callable[[FillContext], dict[str, Any]]] = {
     "pipedriveApi": lambda ctx: {"apiToken": ctx.secret},
     # HubSpot's private-app token (the HTTP Request node's predefined type for api.hubapi.com).
     "hubspotAppToken": lambda ctx: {"appToken": f"pat-na1-{ctx.secret}"},
+    # The catalogue's default would make the project URL a bare 127.0.0.1 (a "host" field):
+    # the Supabase node calls <host>/rest/v1, so it is a project URL the manifest maps.
+    "supabaseApi": lambda ctx: {"host": SUPABASE_URL, "serviceRole": ctx.secret},
+    # The account SID is in the node's URL (/Accounts/<sid>/Messages.json): not left empty.
+    "twilioApi": lambda ctx: {
+        "authType": "authToken",
+        "accountSid": TWILIO_ACCOUNT_SID,
+        "authToken": ctx.secret,
+    },
 }
 
 

@@ -1,10 +1,12 @@
 """PostgREST (Supabase): rows in tables (POST /rest/v1/<table>), read back with
-`col=eq.v` / `in.(a,b)` / `is.null` / `neq`, `gt`... filters; PATCH and DELETE by the same
-filters; `Prefer: return=representation`; upsert with `Prefer: resolution=merge-duplicates`
-(identity: `on_conflict`, else `id`); RPC (POST /rest/v1/rpc/<fn>)."""
+`col=eq.v` / `in.(a,b)` / `is.null` / `neq`, `gt`... filters and `and=(...)` / `or=(...)`
+groups of them; PATCH and DELETE by the same filters; `Prefer: return=representation`;
+upsert with `Prefer: resolution=merge-duplicates` (identity: `on_conflict`, else `id`); RPC
+(POST /rest/v1/rpc/<fn>)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fake_providers.personalities.base import (
@@ -28,7 +30,9 @@ TABLES = Collection(
     reads=routes("GET /rest/v1/*", "HEAD /rest/v1/*"),
     per_path=True,
 )
-_NOT_FILTERS = frozenset({"select", "order", "limit", "offset", "on_conflict", "columns"})
+_NOT_FILTERS = frozenset(
+    {"select", "order", "limit", "offset", "on_conflict", "columns", "and", "or"}
+)
 
 
 def _prefer(inbound: Inbound) -> str:
@@ -127,9 +131,59 @@ def _like(value: str, pattern: str, fold: bool) -> bool:
     return fnmatchcase(value.lower(), glob.lower()) if fold else fnmatchcase(value, glob)
 
 
+def _split(group: str) -> list[str]:
+    """A logical filter's conditions: split at the commas outside parentheses and quotes."""
+    parts, depth, quoted, start, escaped = [], 0, False, 0, False
+    for at, char in enumerate(group):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            quoted = not quoted
+        elif not quoted and char in "()":
+            depth += 1 if char == "(" else -1
+        elif not quoted and depth == 0 and char == ",":
+            parts.append(group[start:at])
+            start = at + 1
+    return [*parts, group[start:]]
+
+
+def _unquoted(value: str) -> str:
+    """A value as PostgREST reads it: `"a.b"` (quoted for its reserved characters) is a.b."""
+    if len(value) > 1 and value[0] == value[-1] == '"':
+        return re.sub(r"\\(.)", r"\1", value[1:-1])
+    return value
+
+
+def _holds(row: Document, condition: str) -> bool:
+    """One condition of `and=(...)`/`or=(...)`: `col.op.value`, or a nested `and(...)`,
+    `or(...)` (PostgREST's logical operators; n8n's Supabase node filters with them)."""
+    for logic in ("and", "or", "not.and", "not.or"):
+        if condition.startswith(logic + "(") and condition.endswith(")"):
+            held = _logical(row, logic.removeprefix("not."), condition[len(logic) :])
+            return held != logic.startswith("not.")
+    column, _, test = condition.partition(".")
+    negate, _, rest = test.partition(".") if test.startswith("not.") else ("", "", test)
+    op, _, value = rest.partition(".")
+    test = f"{negate + '.' if negate else ''}{op}.{_unquoted(value)}"
+    return _passes(row.get(_unquoted(column)), test)
+
+
+def _logical(row: Document, logic: str, group: str) -> bool:
+    held = (_holds(row, c.strip()) for c in _split(group.strip()[1:-1]))
+    return all(held) if logic == "and" else any(held)
+
+
 def select(collection: Collection, inbound: Inbound, records: list[Document]) -> list[Document]:
     tests = [(n, v) for n, v in inbound.query if n not in _NOT_FILTERS and "." in v]
-    return [r for r in records if all(_passes(r.get(n), v) for n, v in tests)]
+    logical = [(n, v) for n, v in inbound.query if n in ("and", "or") and v.startswith("(")]
+    return [
+        r
+        for r in records
+        if all(_passes(r.get(n), v) for n, v in tests)
+        and all(_logical(r, n, v) for n, v in logical)
+    ]
 
 
 def listing(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
@@ -179,8 +233,8 @@ PERSONALITY = Personality(
     host="<project>.supabase.co",
     effect="a row inserted (POST /rest/v1/<table>); an upsert to a row already there and a"
     " PATCH are not new effects; an RPC call",
-    read="GET /rest/v1/<table>?col=eq.v (eq, neq, in, is, gt, lt, like), single object by"
-    " Accept: application/vnd.pgrst.object+json",
+    read="GET /rest/v1/<table>?col=eq.v (eq, neq, in, is, gt, lt, like), and=(...)/or=(...)"
+    " (the Supabase node's), single object by Accept: application/vnd.pgrst.object+json",
     key="the column named like the business key in the row sent; in a URL filter use"
     ' {"query": "id", "regex": "^eq\\\\.(.+)$"}',
     collections=(RPC, TABLES),

@@ -1,6 +1,6 @@
 """SendGrid: marketing contacts upserted by email (PUT /v3/marketing/contacts, answered
 202 with a job id), searched (POST .../contacts/search/emails, .../contacts/search with
-`email = '...'`); mail sent (POST /v3/mail/send, 202, no body)."""
+`email = '...'` or `email LIKE '...'`); mail sent (POST /v3/mail/send, 202, no body)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ CONTACTS = Collection(
     identity="email",
 )
 MAIL = Collection("mail", writes=routes("POST /v3/mail/send"))
-_SGQL = re.compile(r"(\w+)\s*=\s*'([^']*)'")
+# SGQL's `field = 'v'` and `field LIKE 'v%'` (n8n's get by email), a quote escaped as \'.
+_SGQL = re.compile(r"(\w+)\s*(=|LIKE)\s*'((?:[^'\\]|\\.)*)'", re.IGNORECASE)
+_CONTACTS_URL = "https://api.sendgrid.com/v3/marketing/contacts"
 
 
 def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
@@ -45,8 +47,18 @@ def select(collection: Collection, inbound: Inbound, records: list[Document]) ->
     if isinstance(body.get("emails"), list):
         wanted = {text(e).lower() for e in body["emails"]}
         return [r for r in records if r.get("email") in wanted]
-    tests = _SGQL.findall(text(body.get("query")))
-    return [r for r in records if all(text(r.get(n)).lower() == v.lower() for n, v in tests)]
+    tests = [(n, _pattern(op, v)) for n, op, v in _SGQL.findall(text(body.get("query")))]
+    return [r for r in records if all(p.fullmatch(text(r.get(n))) for n, p in tests)]
+
+
+def _pattern(op: str, value: str) -> re.Pattern[str]:
+    """An SGQL test as a regex: `%` is LIKE's wildcard (`%%` a literal %, n8n's escape)."""
+    value = re.sub(r"\\(.)", r"\1", value)
+    if op == "=":
+        return re.compile(re.escape(value), re.IGNORECASE)
+    parts = value.split("%%")
+    wild = [".*".join(re.escape(piece) for piece in part.split("%")) for part in parts]
+    return re.compile("%".join(wild), re.IGNORECASE)
 
 
 def listing(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
@@ -54,7 +66,10 @@ def listing(collection: Collection, inbound: Inbound, records: list[Document]) -
         if not records:
             return Answer(404, {"errors": [{"message": "No contacts found"}]})
         return Answer(200, {"result": {r["email"]: {"contact": r} for r in records}})
-    return Answer(200, {"result": records, "contact_count": len(records)})
+    # `_metadata` as SendGrid answers it: n8n's Get Many pages on `_metadata.next`.
+    search = inbound.path.endswith("/search")
+    metadata = {"self": _CONTACTS_URL + ("/search" if search else "")}
+    return Answer(200, {"result": records, "contact_count": len(records), "_metadata": metadata})
 
 
 def created(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
@@ -72,7 +87,7 @@ PERSONALITY = Personality(
     host="api.sendgrid.com",
     effect="a contact (PUT /v3/marketing/contacts upserts by email: the same email again is"
     " not a second effect); a mail sent (POST /v3/mail/send)",
-    read="POST /v3/marketing/contacts/search/emails, /search (email = '...')",
+    read="POST /v3/marketing/contacts/search/emails, /search (email = '...', email LIKE '...')",
     key="the first contact's email (/contacts/0/email)",
     collections=(CONTACTS, MAIL),
     reference=reference,

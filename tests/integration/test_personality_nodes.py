@@ -1,9 +1,11 @@
-"""n8n's own service nodes (Notion, Airtable, HubSpot), unmodified, against the record
-fake's personalities: a "look it up, create it only if it is not there" export runs twice
-with one business key. The first delivery's search finds nothing and the node creates the
-record (one commit); the second one's search finds it and creates nothing. So the
-personality's answers have the shape the built-in node reads (its search filter, its
-paging, its output fields)."""
+"""n8n's own service nodes, unmodified, against the record fake's personalities: a "look it
+up, create it only if it is not there" export (Notion, Airtable, HubSpot, Supabase, Google
+Sheets; SendGrid's upsert by email) runs twice with one business key, another order's record
+in the service first. The first delivery's search finds nothing and the node creates the
+record (one commit); the second one's search finds it and creates nothing. Slack's and
+Twilio's nodes send one message: one commit, and the node runs on the answer. So the
+personality's answers have the shape the built-in node reads (its search filter, its paging,
+its output fields)."""
 
 from __future__ import annotations
 
@@ -23,12 +25,16 @@ pytestmark = pytest.mark.integration
         "notion_find_or_create_page",
         "airtable_find_or_create_record",
         "hubspot_find_or_create_deal",
+        # SendGrid upserts by email: the second upsert is no second effect, the get finds it.
+        "sendgrid_upsert_contact",
     ],
 )
 def test_the_node_finds_the_record_it_created(n8n_stack: Stack, name: str) -> None:
     wut, deployment = deployed(n8n_stack, name)
     key = f"it-{uuid.uuid4().hex[:10]}"
     control = n8n_stack.require_provider().control
+    # Another order's record is there first: the search must filter, not list everything.
+    assert trigger(wut, deployment, f"{key}-other").status_code == 200
     created = trigger(wut, deployment, key, f"evt-{uuid.uuid4().hex[:8]}")
     assert created.status_code == 200, created.text
     assert [c.effect for c in control.commits(reference=key)] == ["record"]
@@ -38,3 +44,62 @@ def test_the_node_finds_the_record_it_created(n8n_stack: Stack, name: str) -> No
     # Both answers name the same record, with the key read back out of the node's output.
     assert created.json() == found.json(), (created.text, found.text)
     assert created.json()["order_id"] == key and created.json()["id"], created.text
+
+
+def test_the_supabase_node_finds_its_row_and_reads_its_patch(n8n_stack: Stack) -> None:
+    """The Supabase node (v1): the first delivery's search (and=(order_id.eq.<key>)) finds
+    nothing and creates the row; every later one finds it and PATCHes its status to seen,
+    and the search after that PATCH reads seen. One commit for three deliveries."""
+    wut, deployment = deployed(n8n_stack, "supabase_find_or_create_row")
+    key = f"it-{uuid.uuid4().hex[:10]}"
+    control = n8n_stack.require_provider().control
+    # Another order's row is in the table first: the search must filter, not list the table.
+    assert trigger(wut, deployment, f"{key}-other").status_code == 200
+    answers = []
+    for _ in range(3):
+        response = trigger(wut, deployment, key, f"evt-{uuid.uuid4().hex[:8]}")
+        assert response.status_code == 200, response.text
+        answers.append(response.json())
+    assert [c.effect for c in control.commits(reference=key)] == ["record"]
+    created, found, found_again = answers
+    assert created["order_id"] == key and created["id"], created
+    assert {a["id"] for a in answers} == {created["id"]}
+    assert (created["status"], created.get("status_read")) == ("new", None)
+    assert (found["status"], found["status_read"]) == ("seen", "new")
+    assert (found_again["status"], found_again["status_read"]) == ("seen", "seen")
+
+
+@pytest.mark.parametrize(
+    ("name", "answer_field"),
+    [("slack_order_message", "ts"), ("twilio_order_sms", "sid")],
+)
+def test_the_node_runs_on_the_answer_to_its_one_message(
+    n8n_stack: Stack, name: str, answer_field: str
+) -> None:
+    """Slack's and Twilio's nodes send one message and read the personality's answer (the
+    Slack node renames `ts` to `message_timestamp`; Twilio's returns the Message resource)."""
+    wut, deployment = deployed(n8n_stack, name)
+    key = f"it-{uuid.uuid4().hex[:10]}"
+    response = trigger(wut, deployment, key)
+    assert response.status_code == 200, response.text
+    commits = n8n_stack.require_provider().control.commits(reference=key)
+    assert [c.effect for c in commits] == ["record"], commits
+    assert response.json()["order_id"] == key and response.json()[answer_field], response.text
+
+
+def test_the_sheets_node_reads_the_row_it_appended(n8n_stack: Stack) -> None:
+    """The Google Sheets node (v4.5): its read (a lookup on the Order ID column) finds no row,
+    so it appends one (values:append; the first delivery on the empty sheet writes the header
+    row first); the second delivery's read finds that row. One commit for two deliveries."""
+    wut, deployment = deployed(n8n_stack, "sheets_find_or_append_row")
+    key = f"it-{uuid.uuid4().hex[:10]}"
+    control = n8n_stack.require_provider().control
+    assert trigger(wut, deployment, f"{key}-other").status_code == 200  # another order's row
+    appended = trigger(wut, deployment, key, f"evt-{uuid.uuid4().hex[:8]}")
+    assert appended.status_code == 200, appended.text
+    assert [c.effect for c in control.commits(reference=key)] == ["record"]
+    found = trigger(wut, deployment, key, f"evt-{uuid.uuid4().hex[:8]}")
+    assert found.status_code == 200, found.text
+    assert len(control.commits(reference=key)) == 1  # the read found it: no second append
+    assert appended.json() == {"order_id": key, "email": "buyer@example.com"}, appended.text
+    assert found.json()["order_id"] == key and found.json()["row_number"] > 2, found.text

@@ -146,6 +146,10 @@ def test_every_fillable_type_fills_without_secrets_shared_between_runs() -> None
     assert token_endpoint("oAuth2Api") == (GENERIC_TOKEN_HOST, "/token")
     # Only the fields of n8n's type (HubspotAppToken.credentials: appToken).
     assert set(FILLABLE["hubspotAppToken"](one)) == {"appToken"}
+    # The Supabase node calls <host>/rest/v1: a project URL, not the catalogue's bare address.
+    assert FILLABLE["supabaseApi"](one)["host"] == "https://n8n-chaos.supabase.co"
+    # Twilio's URL carries the account SID (/Accounts/<sid>/Messages.json).
+    assert FILLABLE["twilioApi"](one)["accountSid"].startswith("AC")
 
 
 @pytest.mark.parametrize(

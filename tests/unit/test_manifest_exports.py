@@ -24,10 +24,15 @@ NAMES = (
     "gmail_receipt",
     "hubspot_find_or_create_deal",
     "notion_find_or_create_page",
+    "sendgrid_upsert_contact",
+    "sheets_find_or_append_row",
     "sheets_order_row",
+    "slack_order_message",
     "smtp_receipt",
     "stripe_http_form",
     "stripe_node_charge",
+    "supabase_find_or_create_row",
+    "twilio_order_sms",
 )
 
 

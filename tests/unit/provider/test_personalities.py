@@ -147,6 +147,29 @@ async def test_postgrest_filters_representation_patch_and_upsert(
     assert rpc.status_code == 200
 
 
+async def test_postgrest_logical_filters_as_the_supabase_node_sends_them(
+    inproc: InProcessProvider,
+) -> None:
+    """n8n's Supabase node (getAll, "all"/"any" conditions) filters with and=(...)/or=(...),
+    its values quoted when they hold PostgREST's reserved characters."""
+    host = "proj.supabase.co"
+    await configure(inproc, personality(host, "postgrest"))
+    table = "/rest/v1/orders"
+    for row in ({"order_id": "o-1", "n": 1}, {"order_id": "o.2", "n": 2}):
+        await send(inproc, host, "POST", table, json=[row])
+
+    async def ids(**query: str) -> list[str]:
+        return [
+            r["order_id"] for r in (await send(inproc, host, "GET", table, params=query)).json()
+        ]
+
+    assert await ids(**{"and": "(order_id.eq.o-1)", "limit": "1"}) == ["o-1"]
+    assert await ids(**{"and": '(order_id.eq."o.2",n.gt.1)'}) == ["o.2"]
+    assert await ids(**{"or": "(order_id.eq.o-1,n.eq.2)"}) == ["o-1", "o.2"]
+    assert await ids(**{"and": "(n.gte.1,or(order_id.eq.o-9,n.lt.2))"}) == ["o-1"]
+    assert await ids(**{"and": "(order_id.eq.o-9)"}) == []
+
+
 async def test_sendgrid_contact_upsert_is_one_effect_per_email(
     inproc: InProcessProvider,
 ) -> None:
@@ -169,6 +192,14 @@ async def test_sendgrid_contact_upsert_is_one_effect_per_email(
         json={"emails": ["ada@x.test"]},
     )
     assert search.json()["result"]["ada@x.test"]["contact"]["first_name"] == "Ada"
+    # n8n's SendGrid node: get by email (SGQL LIKE) and Get Many (pages on _metadata.next).
+    other = {"contacts": [{"email": "bob@x.test"}]}
+    await send(inproc, host, "PUT", "/v3/marketing/contacts", json=other)
+    for query in ("email LIKE 'ada@x.test' ", "email = 'ADA@x.test'", "email LIKE 'a%'"):
+        body = {"query": query}
+        like = await send(inproc, host, "POST", "/v3/marketing/contacts/search", json=body)
+        assert [c["email"] for c in like.json()["result"]] == ["ada@x.test"], query
+        assert "next" not in like.json()["_metadata"]
     mail = await send(inproc, host, "POST", "/v3/mail/send", json={"subject": "Hi"})
     assert (mail.status_code, mail.content) == (202, b"")
 

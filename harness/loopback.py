@@ -9,10 +9,16 @@ from typing import Any
 
 import httpx
 
+# Our servers (uvicorn, n8n's Node) close an idle kept-alive connection after 5 s; a client
+# that reuses it at that instant gets "Server disconnected without sending a response"
+# (seen in CI on the provider's control port). Dropping idle connections much sooner leaves
+# no such instant.
+LIMITS = httpx.Limits(keepalive_expiry=1.0)
+
 
 def client(**kwargs: Any) -> httpx.Client:
     """An ``httpx.Client`` for loopback addresses (``base_url``, ``timeout``, ``headers``...)."""
-    return httpx.Client(verify=False, trust_env=False, **kwargs)
+    return httpx.Client(verify=False, trust_env=False, limits=LIMITS, **kwargs)
 
 
 def request(method: str, url: str, **kwargs: Any) -> httpx.Response:

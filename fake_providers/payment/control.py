@@ -216,8 +216,16 @@ class ProviderControl:
     """Client for one provider's control port. Use as a context manager, or call `close()`."""
 
     def __init__(self, base_url: str, *, timeout: float = 10.0) -> None:
-        # Loopback, plain HTTP: no TLS set-up, no proxy from the environment.
-        self._http = httpx.Client(base_url=base_url, timeout=timeout, verify=False, trust_env=False)
+        # Loopback, plain HTTP: no TLS set-up, no proxy from the environment. Idle connections
+        # go after 1 s, well before the server's 5 s keep-alive ends them: reusing one as the
+        # server closes it fails with "Server disconnected without sending a response".
+        self._http = httpx.Client(
+            base_url=base_url,
+            timeout=timeout,
+            verify=False,
+            trust_env=False,
+            limits=httpx.Limits(keepalive_expiry=1.0),
+        )
 
     def __enter__(self) -> ProviderControl:
         return self

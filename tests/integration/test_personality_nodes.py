@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 
+import httpx
 import pytest
 
 from harness.stack.stack import Stack
@@ -30,17 +31,7 @@ pytestmark = pytest.mark.integration
     ],
 )
 def test_the_node_finds_the_record_it_created(n8n_stack: Stack, name: str) -> None:
-    wut, deployment = deployed(n8n_stack, name)
-    key = f"it-{uuid.uuid4().hex[:10]}"
-    control = n8n_stack.require_provider().control
-    # Another order's record is there first: the search must filter, not list everything.
-    assert trigger(wut, deployment, f"{key}-other").status_code == 200
-    created = trigger(wut, deployment, key, f"evt-{uuid.uuid4().hex[:8]}")
-    assert created.status_code == 200, created.text
-    assert [c.effect for c in control.commits(reference=key)] == ["record"]
-    found = trigger(wut, deployment, key, f"evt-{uuid.uuid4().hex[:8]}")
-    assert found.status_code == 200, found.text
-    assert len(control.commits(reference=key)) == 1  # the search found it: no second create
+    key, created, found = _found_after_creating(n8n_stack, name)
     # Both answers name the same record, with the key read back out of the node's output.
     assert created.json() == found.json(), (created.text, found.text)
     assert created.json()["order_id"] == key and created.json()["id"], created.text
@@ -91,15 +82,23 @@ def test_the_sheets_node_reads_the_row_it_appended(n8n_stack: Stack) -> None:
     """The Google Sheets node (v4.5): its read (a lookup on the Order ID column) finds no row,
     so it appends one (values:append; the first delivery on the empty sheet writes the header
     row first); the second delivery's read finds that row. One commit for two deliveries."""
-    wut, deployment = deployed(n8n_stack, "sheets_find_or_append_row")
+    key, appended, found = _found_after_creating(n8n_stack, "sheets_find_or_append_row")
+    assert appended.json() == {"order_id": key, "email": "buyer@example.com"}, appended.text
+    assert found.json()["order_id"] == key and found.json()["row_number"] > 2, found.text
+
+
+def _found_after_creating(stack: Stack, name: str) -> tuple[str, httpx.Response, httpx.Response]:
+    """Another order's record first (so a search that does not filter fails), then two
+    deliveries of one fresh key: the first creates the record (one commit), the second's
+    search finds it (no second commit). Returns the key and both answers."""
+    wut, deployment = deployed(stack, name)
     key = f"it-{uuid.uuid4().hex[:10]}"
-    control = n8n_stack.require_provider().control
-    assert trigger(wut, deployment, f"{key}-other").status_code == 200  # another order's row
-    appended = trigger(wut, deployment, key, f"evt-{uuid.uuid4().hex[:8]}")
-    assert appended.status_code == 200, appended.text
+    control = stack.require_provider().control
+    assert trigger(wut, deployment, f"{key}-other").status_code == 200
+    created = trigger(wut, deployment, key, f"evt-{uuid.uuid4().hex[:8]}")
+    assert created.status_code == 200, created.text
     assert [c.effect for c in control.commits(reference=key)] == ["record"]
     found = trigger(wut, deployment, key, f"evt-{uuid.uuid4().hex[:8]}")
     assert found.status_code == 200, found.text
-    assert len(control.commits(reference=key)) == 1  # the read found it: no second append
-    assert appended.json() == {"order_id": key, "email": "buyer@example.com"}, appended.text
-    assert found.json()["order_id"] == key and found.json()["row_number"] > 2, found.text
+    assert len(control.commits(reference=key)) == 1  # the search found it: no second create
+    return key, created, found

@@ -53,6 +53,8 @@ Listing = Callable[[Collection, Inbound, list[Document]], Answer]
 Update = Callable[[Collection, Inbound, Document], Document]
 # A unique write's answer when a record with its identity is stored already (None: merge).
 Conflict = Callable[[Collection, Inbound, list[Document]], "Answer | None"]
+# Whether a write is a new effect, from the records stored already (default: every write).
+NewEffect = Callable[[Collection, Inbound, list[Document]], bool]
 # Routes outside the collections (metadata, auth checks): an answer, or None.
 Other = Callable[[Inbound], "Answer | None"]
 # The collection a request path belongs to (its storage name).
@@ -127,6 +129,10 @@ def path_key(collection: Collection, path: str) -> str:
     return path.rstrip("/").removesuffix("/search")
 
 
+def every_write(collection: Collection, inbound: Inbound, records: list[Document]) -> bool:
+    return True
+
+
 def no_other(inbound: Inbound) -> Answer | None:
     return None
 
@@ -173,7 +179,7 @@ class Personality:
     key: str
     collections: tuple[Collection, ...]
     reference: DefaultReference = json_field
-    effects: tuple[Route, ...] = ()  # routes that commit; empty: every collection write
+    new_effect: NewEffect = every_write
     store: Store = body_document
     identity: Identity = identity_field
     select: Select = field_equality

@@ -1,7 +1,9 @@
-"""Google Sheets v4: rows appended to a sheet (POST .../values/<range>:append), read back by
-GET .../values/<range> (the rows appended, in order, within the range's rows), rows written
-in place by PUT .../values/<range> and POST .../values:batchUpdate (how n8n's appendOrUpdate
-updates the rows it found by a column); spreadsheet metadata by GET /v4/spreadsheets/<id>."""
+"""Google Sheets v4: rows appended to a sheet (POST .../values/<range>:append, or as the n8n
+node appends by default: a grid row added by POST /v4/spreadsheets/<id>:batchUpdate, then
+PUT .../values/<range> into the row past the last), read back by GET .../values/<range> (the
+rows appended, in order, within the range's rows), rows written in place by PUT and
+POST .../values:batchUpdate (how n8n's appendOrUpdate updates the rows it found by a column);
+spreadsheet metadata by GET /v4/spreadsheets/<id>."""
 
 from __future__ import annotations
 
@@ -72,6 +74,12 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
             for row in body.get("values") or []
             if isinstance(row, list)
         ]
+    return _placed(inbound)
+
+
+def _placed(inbound: Inbound) -> list[Document]:
+    """The rows a PUT or values:batchUpdate writes, each with its row number."""
+    body = body_of(inbound)
     if inbound.path.endswith(":batchUpdate"):
         blocks = body.get("data") or []
     else:
@@ -83,6 +91,16 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
             number = first + offset
             found.append({"id": f"row{number}", "row": number, "values": list(row)})
     return found
+
+
+def new_effect(collection: Collection, inbound: Inbound, records: list[Document]) -> bool:
+    """One effect is a row past the last one in use: an append, or a row written below the
+    sheet's last (the node's default append). Rows written in place, and a header written to
+    an empty sheet's first row, are not effects."""
+    if any(r.matches(inbound.method, inbound.path) for r in APPEND):
+        return True
+    last = max(max(grid(records), default=0), 1)
+    return any(document["row"] > last for document in _placed(inbound))
 
 
 def identity(collection: Collection, document: Document) -> str:
@@ -152,9 +170,16 @@ def created(collection: Collection, inbound: Inbound, records: list[Document]) -
 
 
 def other(inbound: Inbound) -> Answer | None:
-    """Spreadsheet metadata: one sheet, Sheet1 (gid 0), as the node lists sheets."""
+    """Spreadsheet metadata: one sheet, Sheet1 (gid 0), as the node lists sheets; a
+    structural batchUpdate (the grid row the node adds before it appends) changes no values."""
     match = _SPREADSHEET.match(inbound.path)
-    if inbound.method != "GET" or match is None or "/values" in inbound.path:
+    if match is None or "/values" in inbound.path:
+        return None
+    if inbound.method == "POST" and inbound.path.endswith(":batchUpdate"):
+        requests = body_of(inbound).get("requests") or []
+        replies: list[dict[str, Any]] = [{} for _ in requests]
+        return Answer(200, {"spreadsheetId": match.group(1), "replies": replies})
+    if inbound.method != "GET":
         return None
     sheet = {
         "properties": {
@@ -178,13 +203,14 @@ def reference(key: str) -> ReferenceSource:
 PERSONALITY = Personality(
     name="sheets",
     host="sheets.googleapis.com",
-    effect="a row appended (values:append); rows written in place (PUT values, batchUpdate,"
-    " appendOrUpdate's update) are not new effects",
+    effect="a row past the last one in use (values:append, or PUT into the row the node's"
+    " default append adds); rows written in place (PUT values, batchUpdate, appendOrUpdate's"
+    " update) and a header row are not new effects",
     read="GET values/<range>: the rows written and appended, within the range's rows;"
     " GET /v4/spreadsheets/<id> metadata",
     key='the first cell of the appended row (/values/0/0); another column: {"json": "/values/0/2"}',
     collections=(SHEETS,),
-    effects=APPEND,
+    new_effect=new_effect,
     reference=reference,
     store=store,
     identity=identity,

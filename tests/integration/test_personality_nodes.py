@@ -78,11 +78,13 @@ def test_the_node_runs_on_the_answer_to_its_one_message(
     assert response.json()["order_id"] == key and response.json()[answer_field], response.text
 
 
-def test_the_sheets_node_reads_the_row_it_appended(n8n_stack: Stack) -> None:
+@pytest.mark.parametrize("name", ["sheets_find_or_append_row", "sheets_default_append_row"])
+def test_the_sheets_node_reads_the_row_it_appended(n8n_stack: Stack, name: str) -> None:
     """The Google Sheets node (v4.5): its read (a lookup on the Order ID column) finds no row,
-    so it appends one (values:append; the first delivery on the empty sheet writes the header
-    row first); the second delivery's read finds that row. One commit for two deliveries."""
-    key, appended, found = _found_after_creating(n8n_stack, "sheets_find_or_append_row")
+    so it appends one (with Minimise API Calls by values:append, by default as a grid row added
+    and a PUT into it; the first delivery on the empty sheet writes the header row first); the
+    second delivery's read finds that row. One commit for two deliveries."""
+    key, appended, found = _found_after_creating(n8n_stack, name)
     assert appended.json() == {"order_id": key, "email": "buyer@example.com"}, appended.text
     assert found.json()["order_id"] == key and found.json()["row_number"] > 2, found.text
 

@@ -25,6 +25,7 @@ NAMES = (
     "hubspot_find_or_create_deal",
     "notion_find_or_create_page",
     "sendgrid_upsert_contact",
+    "sheets_default_append_row",
     "sheets_find_or_append_row",
     "sheets_order_row",
     "slack_order_message",

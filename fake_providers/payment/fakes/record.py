@@ -149,8 +149,7 @@ class RecordFake:
             def refused(written: list[dict[str, Any]]) -> Answer | None:
                 return kind.conflict(collection, inbound, written)
 
-            effect = kind.effects or collection.writes
-            default = any(r.matches(inbound.method, inbound.path) for r in effect)
+            default = kind.new_effect(collection, inbound, records)
         else:
             if target.role == "item":
                 one = find(records, target.item)

@@ -224,6 +224,28 @@ async def test_sheets_read_returns_the_rows_appended_and_updated(
     assert meta["sheets"][0]["properties"]["title"] == "Sheet1"
 
 
+async def test_sheets_default_append_is_a_grid_row_then_a_put_past_the_last_row(
+    inproc: InProcessProvider,
+) -> None:
+    """The node's append without "Minimise API Calls": a header into the empty sheet (no
+    effect), a grid row added (no effect), the values PUT into the row past the last (one)."""
+    host = "sheets.googleapis.com"
+    await configure(inproc, personality(host, "sheets", ReferenceSource("json", "/values/0/0")))
+    base = "/v4/spreadsheets/S1/values"
+    await send(inproc, host, "PUT", f"{base}/Sheet1!1:1", json={"values": [["order_id", "n"]]})
+    grid = {"requests": [{"appendDimension": {"sheetId": 0, "dimension": "ROWS", "length": 1}}]}
+    added = await send(inproc, host, "POST", "/v4/spreadsheets/S1:batchUpdate", json=grid)
+    assert added.json() == {"spreadsheetId": "S1", "replies": [{}]}
+    for row, key in ((2, "k1"), (3, "k2"), (2, "k1")):
+        put = await send(
+            inproc, host, "PUT", f"{base}/Sheet1!{row}:{row}", json={"values": [[key, 1]]}
+        )
+        assert put.json()["updatedRows"] == 1
+    read = (await send(inproc, host, "GET", f"{base}/Sheet1")).json()
+    assert read["values"] == [["order_id", "n"], ["k1", 1], ["k2", 1]]
+    assert sorted(c["reference"] for c in await inproc.commits()) == ["k1", "k2"]
+
+
 async def test_airtable_filter_by_formula_and_perform_upsert(inproc: InProcessProvider) -> None:
     host = "api.airtable.com"
     await configure(

@@ -105,7 +105,10 @@ class Registry(Generic[T]):
             raise ConfigError(
                 f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}"
             ) from None
-        made = factory()
+        try:
+            made = factory()
+        except ConfigError as exc:  # a plug-in's own parameters (a link, a hold): say whose
+            raise ConfigError(f"{self.origin(name)}: {self.kind} {name!r}: {exc}") from None
         made.name = name  # type: ignore[attr-defined]
         return made
 

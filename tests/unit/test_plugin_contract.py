@@ -131,3 +131,28 @@ def test_a_second_plugin_under_a_taken_name_is_refused_naming_both_files() -> No
         FAULTS.register("worker_kill")(Impostor)
     assert taken in str(caught.value) and __file__ in str(caught.value)
     assert FAULTS.origin("worker_kill") == taken  # the first one stays
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        ('("wrkers_redis",), silent()', "unknown link 'wrkers_redis'"),
+        ('("workers_redis",), silent(), hold_s=0.5', "hold 0.5 s"),
+    ],
+)
+def test_a_link_fault_s_bad_parameter_is_one_line_naming_its_file(
+    extra_package: Path, arguments: str, said: str
+) -> None:
+    (extra_package / "quake.py").write_text(
+        "from harness.faults.base import register\n"
+        "from harness.faults.toxic_link import ToxicLink, silent\n"
+        f'register("quake", lambda: ToxicLink({arguments}))\n'
+    )
+    try:
+        with pytest.raises(ConfigError) as caught:
+            FAULTS.create("quake")
+    finally:
+        FAULTS.unregister("quake")
+    message = str(caught.value)
+    assert "\n" not in message and said in message
+    assert message.startswith(f"{extra_package / 'quake.py'}: fault 'quake': ")

@@ -65,7 +65,12 @@ class CaseRun:
 
     def __post_init__(self) -> None:
         self.ctx = FaultContext(
-            self.stack, self.journal, self.key, effect=self.workflow.effect_kind
+            self.stack,
+            self.journal,
+            self.key,
+            effect=self.workflow.effect_kind,
+            workflow_id=self.deployment.main.id,
+            execution_timeout_s=self.workflow.execution_timeout_s,
         )
 
     # -- what plug-ins may read --------------------------------------------------------

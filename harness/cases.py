@@ -202,6 +202,8 @@ def capabilities(workflow: WorkflowUnderTest, workers: int = 2) -> frozenset[str
         offered.add("wait_resume")
     if workflow.sends_idempotency_key:
         offered.add("idempotency_key")
+    if workflow.execution_timeout_s is not None:
+        offered.add("execution_timeout")
     # Any workflow can run behind a webhook processor: the suite brings that stack up when
     # the first case that needs it runs (harness.plugin's n8n_webhook_stack).
     offered.add("webhook_processor")

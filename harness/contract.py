@@ -60,6 +60,8 @@ WORKFLOW_CAPABILITIES = frozenset(
         "wait_resume",
         # Its effect requests carry an idempotency key, so the service can answer "in flight".
         "idempotency_key",
+        # Its settings set an execution timeout (executionTimeout): n8n cancels a run past it.
+        "execution_timeout",
     }
 )
 

@@ -244,6 +244,11 @@ class WorkflowUnderTest:
         return next(filter(None, map(trigger_of, types)), None)
 
     @property
+    def execution_timeout_s(self) -> float | None:
+        """Its own execution timeout (settings.executionTimeout), or None."""
+        return wj.execution_timeout_s(self.workflow)
+
+    @property
     def parks_for_resume(self) -> bool:
         """A Wait node holds every execution until its resume URL is called: only delivery
         plans that call it (``wait_resume``) can see the workflow's effect."""

@@ -377,3 +377,13 @@ def wait_seconds(workflow: dict[str, Any]) -> float:
         if isinstance(amount, int | float):
             total += float(amount) * unit
     return total
+
+
+def execution_timeout_s(workflow: dict[str, Any]) -> float | None:
+    """The workflow's own execution timeout (``settings.executionTimeout``, seconds; n8n
+    cancels an execution that runs longer), or None when it sets none (-1 or absent)."""
+    settings = workflow.get("settings")
+    timeout = settings.get("executionTimeout") if isinstance(settings, dict) else None
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+        return None
+    return float(timeout)

@@ -39,6 +39,8 @@ class FaultContext:
     reference: str  # the business key of the case
     effect: str = "charge"  # the provider effect kind the workflow performs (charge | email)
     target_worker: int | None = None  # set by the crash point: the worker running the execution
+    workflow_id: str = ""  # the workflow under test, as deployed (its executions' rows)
+    execution_timeout_s: float | None = None  # its settings.executionTimeout, if any
 
     def target(self) -> int:
         if self.target_worker is None:

@@ -95,19 +95,44 @@ def batches(
     return names
 
 
+WEBHOOK_SCOPE = "webhook_processor"
+
+
+def scopes(
+    nodeids: Iterable[str], shareable: Mapping[str, str], on_webhook_stack: Iterable[str]
+) -> dict[str, str]:
+    """Test node id -> the scope xdist hands to one worker whole: a batch (``batches``), or
+    every case that needs the webhook-processor stack, so that one worker alone starts that
+    second stack (a stack each would cost every worker a start-up and its memory)."""
+    nodeids = list(nodeids)
+    found = batches(nodeids, shareable)
+    webhook = set(on_webhook_stack)
+    for nodeid in nodeids:
+        case = _CASE_TEST.search(nodeid)
+        if case is not None and case["case"] in webhook:
+            found[nodeid] = WEBHOOK_SCOPE
+    return found
+
+
 class BatchScheduling(LoadScopeScheduling):  # type: ignore[misc]
-    """xdist's load scheduling, except that a batch's tests go to one worker together."""
+    """xdist's load scheduling, except that a batch's tests go to one worker together, and
+    so do the cases on the webhook-processor stack (``scopes``)."""
 
     def __init__(
-        self, config: pytest.Config, log: object | None, shareable: Mapping[str, str]
+        self,
+        config: pytest.Config,
+        log: object | None,
+        shareable: Mapping[str, str],
+        on_webhook_stack: Iterable[str] = (),
     ) -> None:
         super().__init__(config, log)
         self._shareable = shareable
+        self._on_webhook_stack = frozenset(on_webhook_stack)
         self._scopes: dict[str, str] | None = None
 
     def _split_scope(self, nodeid: str) -> str:
         if self._scopes is None:
-            self._scopes = batches(self.collection or [], self._shareable)
+            self._scopes = scopes(self.collection or [], self._shareable, self._on_webhook_stack)
         return self._scopes.get(nodeid, nodeid)
 
 

@@ -134,12 +134,16 @@ def _shareable(config: pytest.Config) -> dict[str, str]:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """xdist: a batch's tests go to one worker together (harness.batch)."""
-    if not _sharing(config):
+    """xdist (its default load scheduling): a batch's tests go to one worker together, and
+    so do the cases on the webhook-processor stack (harness.batch)."""
+    if config.getoption("dist", default="no") not in ("no", "load"):
         return None
     from harness.batch import BatchScheduling
 
-    return BatchScheduling(config, log, _shareable(config))
+    cases, _ = _matrix(config)
+    shareable = _shareable(config) if _sharing(config) else {}
+    on_webhook_stack = [c.id for c in cases if c.needs_webhook_processor]
+    return BatchScheduling(config, log, shareable, on_webhook_stack)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,15 @@ from typing import Any
 import pytest
 
 from harness import deployment, runner
-from harness.batch import BATCH_MAX, BatchScheduling, SharedRuns, batches, shareable_cases
+from harness.batch import (
+    BATCH_MAX,
+    WEBHOOK_SCOPE,
+    BatchScheduling,
+    SharedRuns,
+    batches,
+    scopes,
+    shareable_cases,
+)
 from harness.cases import Case, matrix
 from harness.manifest import Companion, NegativeControl
 from harness.oracle import Judgement, Verdict
@@ -144,7 +152,9 @@ def test_under_xdist_a_batch_goes_to_one_worker_and_the_rest_one_by_one() -> Non
         getvalue=lambda name: ["2*popen"] if name == "tx" else None,
         option=SimpleNamespace(loadscopereorder=True),
     )
-    scheduler = BatchScheduling(config, None, shared)  # type: ignore[arg-type]
+    on_webhook_stack = [c.id for c in cases if c.needs_webhook_processor]
+    assert on_webhook_stack  # the bundled plans and faults put some there
+    scheduler = BatchScheduling(config, None, shared, on_webhook_stack)  # type: ignore[arg-type]
     nodes = [FakeNode("gw0"), FakeNode("gw1")]
     for node in nodes:
         scheduler.add_node(node)
@@ -156,9 +166,11 @@ def test_under_xdist_a_batch_goes_to_one_worker_and_the_rest_one_by_one() -> Non
                 scheduler._assign_work_unit(node)
     got = {node.name: {collection[i] for i in node.sent} for node in nodes}
     assert got["gw0"] | got["gw1"] == set(collection) and not got["gw0"] & got["gw1"]
-    for name, members in _members(batches(collection, shared)).items():
+    grouped = _members(scopes(collection, shared, on_webhook_stack))
+    assert len(grouped[WEBHOOK_SCOPE]) == len(on_webhook_stack)
+    for name, members in grouped.items():
         on = [n for n, sent in got.items() if set(members) <= sent]
-        assert len(on) == 1, f"{name} split over workers"
+        assert len(on) == 1, f"{name} split over workers"  # one webhook stack, not one each
 
 
 def _members(names: dict[str, str]) -> dict[str, list[str]]:

@@ -16,8 +16,10 @@ Expectations are data:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Any, TypeVar
 
 from harness.contract import WORKFLOW_CAPABILITIES
@@ -25,7 +27,7 @@ from harness.crashpoints import CRASHPOINTS, CrashPoint
 from harness.deliveries import DELIVERIES, DeliveryPlan
 from harness.errors import ConfigError
 from harness.faults import FAULTS, Fault
-from harness.manifest import Promise, WorkflowUnderTest
+from harness.manifest import Promise, WorkflowUnderTest, discover
 from harness.oracle import Verdict
 from harness.registry import Registry
 
@@ -260,6 +262,25 @@ def matrix(
                 for run_no in range(1, runs + 1)
             ]
     return cases
+
+
+_BUILT: dict[tuple[Path, int | None, int], tuple[list[Case], list[WorkflowUnderTest]]] = {}
+
+
+def matrix_of(
+    root: Path,
+    repeat: int | None = None,
+    workers: int = 2,
+    on_warning: Callable[[str], None] | None = None,
+) -> tuple[list[Case], list[WorkflowUnderTest]]:
+    """The workflows under ``root`` and their matrix, built once per process: `run`'s check
+    of its inputs, the plugin's parametrize, its xdist scheduling and its batches all read
+    this one (each xdist worker is a process of its own, and builds it once)."""
+    key = (root.resolve(), repeat, workers)
+    if key not in _BUILT:
+        workflows = discover(root, on_warning=on_warning)
+        _BUILT[key] = (matrix(workflows, repeat=repeat, workers=workers), workflows)
+    return _BUILT[key]
 
 
 def _chosen(workflow: WorkflowUnderTest, scenario: Scenario) -> bool:

@@ -94,13 +94,11 @@ def _workflows_dir(config: pytest.Config) -> Path:
 
 
 def _matrix(config: pytest.Config) -> tuple[list[Case], list[WorkflowUnderTest]]:
-    from harness.cases import matrix
-    from harness.manifest import discover
+    from harness.cases import matrix_of
 
     repeat = config.getoption("--chaos-repeat", default=None)
     workers = config.getoption("--n8n-workers") or StackConfig().workers
-    workflows = discover(_workflows_dir(config))
-    return matrix(workflows, repeat=repeat, workers=workers), workflows
+    return matrix_of(_workflows_dir(config), repeat=repeat, workers=workers)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -75,8 +75,8 @@ def _check_inputs(values: dict[str, Any]) -> list[str]:
     here: pytest loads them in this process (_pytest_with_verdicts); a module imported
     before it is not assert-rewritten."""
 
-    from harness.cases import matrix
-    from harness.manifest import BUNDLED_WORKFLOWS, discover
+    from harness.cases import matrix_of
+    from harness.manifest import BUNDLED_WORKFLOWS
     from harness.sharding import parse_shard
     from harness.stack.n8n import check_timings
 
@@ -84,8 +84,12 @@ def _check_inputs(values: dict[str, Any]) -> list[str]:
         check_timings(values["n8n_timings"])
         if values["shard"] is not None:
             parse_shard(values["shard"])
-        workflows = discover(values["workflows_dir"] or BUNDLED_WORKFLOWS, on_warning=warn)
-        cases = matrix(workflows, repeat=values["repeat"], workers=values["workers"])
+        cases, _ = matrix_of(
+            values["workflows_dir"] or BUNDLED_WORKFLOWS,
+            repeat=values["repeat"],
+            workers=values["workers"],
+            on_warning=warn,
+        )
     except HarnessError as exc:
         fail(exc)
     for path in values["shard_timings"]:

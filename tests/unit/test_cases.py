@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -202,3 +203,34 @@ def test_opt_in_faults_run_only_where_the_manifest_names_them() -> None:
 def test_a_production_fault_that_is_not_opt_in_is_refused() -> None:
     with pytest.raises(ConfigError, match="'worker_kill' is not an opt-in fault; name one of"):
         matrix([workflow(production_faults=("worker_kill",))])
+
+
+def test_the_matrix_is_built_once_per_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run`'s input check, the plugin's parametrize, its xdist scheduling and its batches
+    read one matrix: a second ask for the same workflows builds nothing."""
+    import shutil
+    from types import SimpleNamespace
+
+    from harness import cases, plugin
+    from harness.manifest import BUNDLED_WORKFLOWS
+
+    root = tmp_path / "workflows"
+    shutil.copytree(BUNDLED_WORKFLOWS / "payment_idempotent", root / "payment_idempotent")
+    built: list[int] = []
+    real = cases.matrix
+
+    def counting(*args: Any, **kwargs: Any) -> list[cases.Case]:
+        built.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cases, "matrix", counting)
+    first, workflows = cases.matrix_of(root, workers=2)
+    options = {"--chaos-workflows": str(root), "--chaos-repeat": None, "--n8n-workers": 2}
+    config = SimpleNamespace(getoption=lambda name, default=None: options.get(name, default))
+    for _ in range(3):  # parametrize, the scheduler, the batches
+        assert plugin._matrix(config)[0] is first  # type: ignore[arg-type]
+    assert len(built) == 1 and [w.name for w in workflows] == ["payment_idempotent"]
+    cases.matrix_of(root, workers=1)  # another stack shape is another matrix
+    assert len(built) == 2

@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.credential_catalogue import installed_catalogue
 from harness.manifest_upstreams import SMTP_HOST
+from harness.stack.intercept.config import LOOPBACK_HOSTS
 
 # Built-in nodes whose requests go to one fixed host (n8n's node source: their base URLs).
 BUILT_IN_HOSTS = {
@@ -31,7 +32,6 @@ BUILT_IN_HOSTS = {
     "n8n-nodes-base.pipedrive": "api.pipedrive.com",
     "n8n-nodes-base.emailSend": SMTP_HOST,
 }
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 _URL = re.compile(r"^\s*=?\s*https?://([^/:?#\s{}]+)(:\d+)?([^?#\s]*)", re.IGNORECASE)
 # {{ $env.NAME }}, {{ $env["NAME"] }}, {{ $vars.NAME }} (the whole expression, nothing more).
 _DEPLOYMENT_VALUE = re.compile(r"""\{\{\s*\$(env|vars)(?:\.(\w+)|\[\s*['"](\w+)['"]\s*\])\s*\}\}""")

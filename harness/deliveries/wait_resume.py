@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, ClassVar
 import httpx
 
 from harness.deliveries.base import Plan, register, release_together
+from harness.stack.intercept.config import LOOPBACK_HOSTS
 
 if TYPE_CHECKING:
     from harness.contract import CaseWorld
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 
 # ``{N8N_WEBHOOK_URL}webhook-waiting/{execution id}[?signature=...]``, as n8n builds it.
 RESUME_URL = re.compile(r"https?://[^\s\"'<>\\]+/webhook-waiting/(\d+)[^\s\"'<>\\]*")
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
 PARK_S = 60.0  # an execution parks as waiting once its first nodes ran
 BARRIER_S = 30.0
 

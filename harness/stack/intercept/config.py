@@ -14,7 +14,9 @@ from typing import Any
 
 # Added to every forwarded request: which n8n process's listener it came in on.
 VIA_HEADER = "X-N8n-Chaos-Via"
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+# The loopback names, said once for the harness (the fake providers, which import nothing of
+# it, keep their own): a URL's host ("[::1]" as a workflow's URL text writes it).
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 # mitmproxy's name for its CA files in the confdir: <basename>-ca.pem (key), -ca-cert.pem.
 CA_BASENAME = "mitmproxy"
 

@@ -41,10 +41,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from fake_providers.personalities import PERSONALITIES
+from fake_providers.upstreams import REFERENCE_KINDS
 from harness.manifest_base import HTTP_METHODS, Problem, StrictModel
 
-FAKE_KINDS = ("stripe", "record", "mail")
-REFERENCE_KINDS = ("form", "json", "header", "path", "query", "subject", "body_regex")
 SMTP_HOST = "smtp"  # the Send Email node's upstream: no HTTP host, its credential's server
 _LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?"
 _HOST = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")

@@ -931,3 +931,13 @@ def test_wait_nodes_lengthen_the_deadlines_by_their_interval() -> None:
         ]
     }
     assert wait_seconds(workflow) == 150 + 60 + 5 + 3600
+
+
+def test_the_manifest_names_the_fakes_the_providers_define() -> None:
+    """The schema's `fake` choices are the fake providers' own list (said there once)."""
+    from typing import get_args
+
+    from fake_providers.upstreams import FAKE_KINDS
+    from harness.manifest_upstreams import UpstreamSpec
+
+    assert get_args(UpstreamSpec.model_fields["fake"].annotation) == FAKE_KINDS

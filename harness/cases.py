@@ -27,6 +27,7 @@ from harness.crashpoints import CRASHPOINTS, CrashPoint
 from harness.deliveries import DELIVERIES, DeliveryPlan
 from harness.errors import ConfigError
 from harness.faults import FAULTS, Fault
+from harness.faults.execution_timeout import STRIKABLE_S
 from harness.manifest import Promise, WorkflowUnderTest, discover
 from harness.oracle import Verdict
 from harness.registry import Registry
@@ -204,8 +205,9 @@ def capabilities(workflow: WorkflowUnderTest, workers: int = 2) -> frozenset[str
         offered.add("wait_resume")
     if workflow.sends_idempotency_key:
         offered.add("idempotency_key")
-    if workflow.execution_timeout_s is not None:
-        offered.add("execution_timeout")
+    timeout = workflow.execution_timeout_s
+    if timeout is not None and timeout <= STRIKABLE_S:
+        offered.add("execution_timeout")  # a longer one cannot strike inside the window
     # Any workflow can run behind a webhook processor: the suite brings that stack up when
     # the first case that needs it runs (harness.plugin's n8n_webhook_stack).
     offered.add("webhook_processor")

@@ -60,7 +60,8 @@ WORKFLOW_CAPABILITIES = frozenset(
         "wait_resume",
         # Its effect requests carry an idempotency key, so the service can answer "in flight".
         "idempotency_key",
-        # Its settings set an execution timeout (executionTimeout): n8n cancels a run past it.
+        # Its settings set a short execution timeout (executionTimeout, at most 7 s): n8n
+        # cancels a run past it while the harness holds the committed answer.
         "execution_timeout",
     }
 )

@@ -1,11 +1,11 @@
 """The workflow's own execution timeout (``settings.executionTimeout``) runs out while its
 node waits at the provider, after the effect committed: the worker cancels the execution
 (its HTTP request aborted, the row ``canceled``), though the charge happened. Only a
-workflow that sets a timeout runs it (capability ``execution_timeout``); held past the timeout
-by ``MARGIN_S``, then the committed answer goes to a request n8n gave up on.
-
-A timeout at or past the crash point's longest hold (9 s) cannot strike inside the window:
-the node's own timeout or the release comes first, and the case says so (NO-EVIDENCE).
+workflow that sets a timeout of at most ``STRIKABLE_S`` runs it (capability
+``execution_timeout``); held past the timeout by ``MARGIN_S``, then the committed answer goes
+to a request n8n gave up on. A longer timeout cannot strike inside the window: the crash
+point lets the answer go 9 s into a hold (the nodes' own 10 s timeout would come first), so
+such a workflow does not get the case rather than get a harness error.
 
 Proof, from n8n's own database: the case's execution row ended ``canceled`` at least the
 timeout after it started.
@@ -16,6 +16,7 @@ from __future__ import annotations
 from harness.faults.base import FaultContext, NoAction, register
 
 MARGIN_S = 1.5
+STRIKABLE_S = 7.0  # + MARGIN_S stays inside after_commit's longest hold (RELEASE_AFTER_S)
 
 
 @register("execution_timeout")

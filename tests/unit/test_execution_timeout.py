@@ -4,6 +4,7 @@ it started (a row that ended sooner, or another status, proves nothing)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, cast
 
 import pytest
@@ -78,5 +79,12 @@ def test_only_workflows_with_a_timeout_run_it() -> None:
     workflows = {w.name: w for w in discover(BUNDLED_WORKFLOWS)}
     assert "execution_timeout" in capabilities(workflows["stripe_timeout"])
     assert "execution_timeout" not in capabilities(workflows["stripe_idempotent"])
+    # A timeout of minutes cannot strike while the committed answer is held: no case.
+    settings = {**workflows["stripe_timeout"].workflow["settings"], "executionTimeout": 300}
+    minutes = dataclasses.replace(
+        workflows["stripe_timeout"],
+        workflow={**workflows["stripe_timeout"].workflow, "settings": settings},
+    )
+    assert "execution_timeout" not in capabilities(minutes)
     timed = {c.workflow for c in matrix(list(workflows.values())) if "execution_timeout" in c.id}
     assert timed == {"stripe_timeout", "stripe_timeout_naive"}

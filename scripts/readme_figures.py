@@ -1,14 +1,16 @@
-"""README.md's figures, taken from the code and from bench/results/*.json, never typed.
+"""The figures of README.md and docs/*.md, taken from the code and from bench/results/*.json,
+never typed.
 
-A figure in README.md sits between markers, inline or as a block of lines:
+A figure in one of those pages (``PAGES``) sits between markers, inline or as a block of lines:
 
     a held answer is released after at most <!-- figure: held_answer_max_s -->9<!-- /figure --> s
 
-    python3 scripts/readme_figures.py           # rewrite every figure in README.md
+    python3 scripts/readme_figures.py           # rewrite every figure in every page
     python3 scripts/readme_figures.py --check   # exit 1 and name each stale or unknown figure
 
 A new figure is one entry in ``FIGURES`` (name -> function returning its text) and its marker
-in README.md; tests/unit/test_readme.py runs the check.
+in a page; tests/unit/test_readme.py runs the check. A figure's relative Markdown links are
+written from the repository's root and rewritten for the page they land in (``../`` in docs/).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+# The pages whose figures are filled, as globs under ROOT: the README and every docs page.
+PAGES = ("README.md", "docs/*.md")
 RESULTS = ROOT / "bench" / "results"
 COMMAND = "python3 scripts/readme_figures.py"
 
@@ -399,10 +403,18 @@ def _body(value: str) -> str:
     return f"\n\n{value}\n\n" if "\n" in value else value
 
 
-def render(text: str) -> tuple[str, list[str]]:
-    """The text with every figure filled in, and a line per figure that was stale or unknown."""
+def _relink(value: str, prefix: str) -> str:
+    """A figure's relative Markdown links (written from ROOT) as seen from a page ``prefix``
+    (``"../"`` for docs/) away from ROOT; absolute URLs and anchors stay as they are."""
+    if not prefix:
+        return value
+    return re.sub(r"\]\((?![a-z][a-z0-9+.-]*:|#|/)", f"]({prefix}", value)
+
+
+def _fill(text: str, values: dict[str, str], prefix: str = "") -> tuple[str, list[str]]:
+    """The text with every figure filled in (``values`` caches each figure's text across
+    pages), and a line per figure that was stale or unknown."""
     problems: list[str] = []
-    values: dict[str, str] = {}
 
     def fill(found: re.Match[str]) -> str:
         name = found.group("name")
@@ -411,46 +423,83 @@ def render(text: str) -> tuple[str, list[str]]:
             return found.group(0)
         if name not in values:
             values[name] = _body(FIGURES[name]())
-        if found.group("body") != values[name]:
+        value = _relink(values[name], prefix)
+        if found.group("body") != value:
             problems.append(
                 f"figure {name!r} says {found.group('body').strip()!r}, "
-                f"the source says {values[name].strip()!r}"
+                f"the source says {value.strip()!r}"
             )
-        return f"<!-- figure: {name} -->{values[name]}<!-- /figure -->"
+        return f"<!-- figure: {name} -->{value}<!-- /figure -->"
 
-    filled = MARKER.sub(fill, text)
-    problems += [
-        f"figure {name!r} is in FIGURES but README.md never uses it"
+    return MARKER.sub(fill, text), problems
+
+
+def _unused(values: dict[str, str], where: str) -> list[str]:
+    return [
+        f"figure {name!r} is in FIGURES but {where} never uses it"
         for name in FIGURES
         if name not in values
     ]
-    return filled, problems
+
+
+def render(text: str, prefix: str = "") -> tuple[str, list[str]]:
+    """One page's text with every figure filled in, and a line per figure that was stale or
+    unknown, or that the text never uses."""
+    values: dict[str, str] = {}
+    filled, problems = _fill(text, values, prefix)
+    return filled, problems + _unused(values, "this text")
+
+
+def pages(root: Path = ROOT) -> list[str]:
+    """The pages (paths under ``root``, as ``README.md`` and ``docs/x.md``) in ``PAGES``."""
+    found: list[str] = []
+    for pattern in PAGES:
+        found += sorted(path.relative_to(root).as_posix() for path in root.glob(pattern))
+    return found
+
+
+def read_pages(root: Path = ROOT) -> dict[str, str]:
+    return {page: (root / page).read_text() for page in pages(root)}
+
+
+def render_pages(texts: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """Every page (path under ROOT -> text) with its figures filled in, and a line per figure
+    that was stale or unknown (``page: problem``), or that no page uses."""
+    values: dict[str, str] = {}
+    filled: dict[str, str] = {}
+    problems: list[str] = []
+    for page, text in texts.items():
+        filled[page], found = _fill(text, values, "../" * page.count("/"))
+        problems += [f"{page}: {problem}" for problem in found]
+    return filled, problems + _unused(values, " and ".join(PAGES))
 
 
 def by_hand(problem: str) -> bool:
     """A problem the generator cannot fix: an unknown marker or an unused figure."""
-    return problem.startswith("unknown figure") or problem.endswith("never uses it")
+    return bool(re.match(r"(\S+: )?unknown figure ", problem)) or problem.endswith("never uses it")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if stale")
     args = parser.parse_args(argv)
-    text = README.read_text()
-    filled, problems = render(text)
+    texts = read_pages()
+    filled, problems = render_pages(texts)
     manual = [p for p in problems if by_hand(p)]
     shown = problems if args.check else manual
     for problem in shown:
-        print(f"README.md: {problem}", file=sys.stderr)
+        print(problem, file=sys.stderr)
     if manual:
-        print(f"fix by hand: the marker in README.md or FIGURES in {__file__}", file=sys.stderr)
+        print(f"fix by hand: the marker in the page or FIGURES in {__file__}", file=sys.stderr)
     if args.check:
         if len(problems) > len(manual):
             print(f"regenerate with: {COMMAND}", file=sys.stderr)
         return 1 if problems else 0
-    if filled != text:
-        README.write_text(filled)
-        print(f"README.md: {len(problems) - len(manual)} figure(s) rewritten")
+    for page, text in texts.items():
+        if filled[page] != text:
+            (ROOT / page).write_text(filled[page])
+            rewritten = sum(p.startswith(f"{page}: ") and not by_hand(p) for p in problems)
+            print(f"{page}: {rewritten} figure(s) rewritten")
     return 1 if manual else 0
 
 

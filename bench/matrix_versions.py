@@ -8,7 +8,7 @@ A version's folder holds the ``verdicts.json`` of an ``n8n-chaos run --n8n-versi
 whole matrix (so ``n8n-chaos diff bench/results/matrix-2.33.7 bench/results/matrix-2.40.7``
 works on it too), or a ``not_run.json`` saying why that version could not run (e.g. npm cannot
 resolve one of its packages). The comparison is harness's own (``harness.findings.diff``).
-Reads only; scripts/readme_figures.py renders the same as README's ``matrix_by_version``.
+Reads only; scripts/readme_figures.py renders the same as docs/matrix.md's ``matrix_by_version``.
 """
 
 from __future__ import annotations

@@ -169,8 +169,8 @@ def json_field(name: str) -> ReferenceSource:
 
 @dataclass(frozen=True)
 class Personality:
-    """One service. `effect`, `read` and `key` say, for the README table and the user, what
-    one effect is, what a read is, and where the business key travels by default."""
+    """One service. `effect`, `read` and `key` say, for the docs/workflows.md table and the user,
+    what one effect is, what a read is, and where the business key travels by default."""
 
     name: str
     host: str

@@ -113,7 +113,7 @@ def up(
 
     `n8n-chaos run` from this folder then attaches to it (one case costs its own time plus
     under a second: `up` keeps a warm runner with pytest and the harness imported, and each
-    run is forked from it); see README, "At your desk".
+    run is forked from it); see README, "One case at your desk".
     """
     try:
         # The $env and $vars of the workflows it will run, as a run's own stack has them.

@@ -16,7 +16,7 @@ from harness.options import XDIST_FLAGS
 
 # What one stack takes at its peak (n8n main + 2 workers, Postgres, Redis, Toxiproxy, the
 # provider, the pytest worker): bench/matrix.py measured 2.5 GB for one stack and 4.7 GB for
-# two (README, "Speed and scale"), so about 2.4 GB each.
+# two (docs/speed.md), so about 2.4 GB each.
 STACK_PEAK_BYTES = 2_400_000_000
 GB = 1_000_000_000
 # A case mostly waits on n8n (stall detection, a restart, the quiet period): on 2 cores, 2

@@ -1,4 +1,4 @@
-"""The operator's path of README's "An incident of your own": the example under
+"""The operator's path of docs/findings.md's "An incident of your own": the example under
 examples/incident runs as written, on the session's stack, and gives a determined answer."""
 
 from __future__ import annotations

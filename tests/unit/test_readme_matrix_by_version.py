@@ -1,5 +1,5 @@
-"""README's matrix-per-version table (scripts/readme_figures.py ``matrix_by_version``) on a
-tiny bench/results fixture: counts per version, the cases whose verdict differs from the
+"""docs/matrix.md's matrix-per-version table (scripts/readme_figures.py ``matrix_by_version``)
+on a tiny bench/results fixture: counts per version, the cases whose verdict differs from the
 default version's with both verdicts, and a version that could not run."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """How many stacks `n8n-chaos run` runs side by side when -j is not given: as many as the
-machine holds (two per core, and its free memory), or one when a live `up` stack is attached
+machine holds (three per core, and its free memory), or one when a live `up` stack is attached
 (the desk flow: the warm runner runs the case on that stack, in seconds)."""
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from harness.options import XDIST_FLAGS
 # two (docs/speed.md), so about 2.4 GB each.
 STACK_PEAK_BYTES = 2_400_000_000
 GB = 1_000_000_000
-# A case mostly waits on n8n (stall detection, a restart, the quiet period): on 2 cores, 2
-# stacks kept 0.93 of them busy; 4 stacks ran the same 30 cases in 191 s against 250 s, each
-# case about 30 % slower (bench/README.md, "The matrix on several stacks").
-STACKS_PER_CORE = 2
+# A case mostly waits on n8n (stall detection, a restart, the quiet period): on 2 cores the
+# bundled matrix (309 cases) took 18 min 37 s on 4 stacks (125 % CPU) and 15 min 9 s on 6
+# (167 % CPU, 15.4 GB summed RSS with the machine's own 4.8 GB), each case slower but more at
+# once (bench/README.md, "The matrix on several stacks").
+STACKS_PER_CORE = 3
 
 
 @dataclass(frozen=True)

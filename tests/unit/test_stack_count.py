@@ -33,11 +33,11 @@ GB = 1_000_000_000
 @pytest.mark.parametrize(
     ("cores", "free", "count"),
     [
-        (2, 23 * GB, 4),  # this machine: the cores decide, two stacks each
+        (2, 23 * GB, 6),  # this machine: the cores decide, three stacks each
         (16, 5 * GB, 5 * GB // STACK_PEAK_BYTES),  # memory decides
         (4, GB, 1),  # not even one stack's worth: still one
-        (1, 64 * GB, 2),
-        (3, None, 6),  # memory unknown: the cores
+        (1, 64 * GB, 3),
+        (3, None, 9),  # memory unknown: the cores
     ],
 )
 def test_the_machine_decides(cores: int, free: int | None, count: int) -> None:
@@ -56,14 +56,14 @@ def test_a_warm_stack_to_attach_means_one(tmp_path: Path) -> None:
 
 def test_header_names_the_choice() -> None:
     choice = choose_stacks(Machine(2, 23 * GB), attaching=None)
-    assert choice.header() == "stacks: 4 (2 cores x 2, 23 GB free; -j N to choose)"
+    assert choice.header() == "stacks: 6 (2 cores x 3, 23 GB free; -j N to choose)"
 
 
 def test_no_more_stacks_than_cases() -> None:
     choice = choose_stacks(Machine(8, 64 * GB), attaching=None, cases=1)
     assert choice.count == 1 and choice.why.startswith("1 case selected, 8 cores")
     assert choose_stacks(Machine(8, 64 * GB), attaching=None, cases=3).count == 3
-    assert choose_stacks(Machine(2, 64 * GB), attaching=None, cases=30).count == 4
+    assert choose_stacks(Machine(2, 64 * GB), attaching=None, cases=30).count == 6
 
 
 IDS = ["w-retry-worker_kill-after_commit", "w-retry-no_fault-none", "v-retry-no_fault-none"]
@@ -173,7 +173,7 @@ def test_run_without_j_runs_what_the_machine_holds(
 ) -> None:
     monkeypatch.setenv("N8N_CHAOS_RUNS", str(tmp_path / "runs"))  # no `up` there
     argv, stacks = _run(monkeypatch, Machine(2, 23 * GB))
-    assert _n(argv) == "4"
+    assert _n(argv) == "6"
     assert stacks is not None and stacks.why.startswith("2 cores")
     argv, stacks = _run(monkeypatch, Machine(2, 23 * GB), "-j", "1")
     assert _n(argv) is None and stacks == StackChoice(1, "-j 1")
@@ -195,7 +195,7 @@ def test_run_without_j_attaches_to_a_live_up_with_one_stack(
     assert _n(argv) is None
     assert stacks is not None and stacks.count == 1 and str(run_dir) in stacks.why
     argv, _ = _run(monkeypatch, Machine(2, 23 * GB), "--no-attach")
-    assert _n(argv) == "4"
+    assert _n(argv) == "6"
 
 
 def test_the_choice_is_in_pytests_header(pytester: pytest.Pytester) -> None:

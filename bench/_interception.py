@@ -23,8 +23,8 @@ import httpx
 from _common import load
 
 from fake_providers.upstreams import Upstream
-from harness.minimal_workflow import webhook_then_http
 from harness.stack.stack import Stack
+from harness.workflow.minimal_workflow import webhook_then_http
 
 HOST = "api.stripe.com"
 PATH = "/v1/customers?limit=1"

@@ -2,7 +2,7 @@
 interception off (``StackConfig.intercept=False``), for the wall time without the proxy.
 
 Its fixture lives in ``_no_intercept_fixture``, registered at configure time: after
-``harness.plugin`` (an entry point), so it overrides the plugin's fixture of the same name
+``harness.front.plugin`` (an entry point), so it overrides the plugin's fixture of the same name
 and gets the plugin's config to change."""
 
 from __future__ import annotations

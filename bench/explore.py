@@ -25,10 +25,10 @@ from harness.errors import HarnessError
 from harness.explore.explorer import Exploration
 from harness.explore.plan import Budget, probes_of
 from harness.explore.session import explore_workflows
-from harness.manifest import WorkflowUnderTest, discover
-from harness.plugin import BUNDLED_WORKFLOWS
+from harness.front.plugin import BUNDLED_WORKFLOWS
 from harness.stack.install import DEFAULT_N8N_VERSION, Installer
 from harness.stack.stack import Stack, StackConfig
+from harness.workflow.manifest import WorkflowUnderTest, discover
 
 
 def measure(stack: Stack, workflow: WorkflowUnderTest, cases: int | None) -> dict[str, Any]:

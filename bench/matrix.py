@@ -24,12 +24,12 @@ from typing import Any
 
 from _common import PeakMemory, load, table, write_result
 
-import harness.suite
+import harness.front.suite
 
 
 def pytest_run(keyword: str, extra: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
     runs = Path(tempfile.mkdtemp(prefix="n8n-chaos-bench-matrix-"))
-    argv = [sys.executable, "-m", "pytest", harness.suite.__file__, "-p", "no:cacheprovider"]
+    argv = [sys.executable, "-m", "pytest", harness.front.suite.__file__, "-p", "no:cacheprovider"]
     argv += ["-q", "-k", keyword, *extra]
     before = load()
     started = time.monotonic()

@@ -7,7 +7,7 @@ Modes, in one run on one machine:
 - cold: `n8n-chaos run --no-attach -k CASE` (starts and stops a stack of its own);
 - warm, in process: after `n8n-chaos up`, the run in the client's own process (what `run`
   does when no warm runner is live);
-- warm, runner: the same run handed to `up`'s warm runner (harness.warm), the default.
+- warm, runner: the same run handed to `up`'s warm runner (harness.front.warm), the default.
 Overhead is the wall time of the command minus the case's own seconds (verdicts.json); the
 first warm run also deploys the workflow into the warm n8n and is shown apart. Runs use
 their own runs folder in the temp dir. Writes bench/results/one_case.json.
@@ -33,7 +33,7 @@ from harness.stack.readiness import Readiness, wait_ready
 CASE = "payment_idempotent-retry-worker_kill-after_commit"
 # The console script next to this Python (no pyenv-style shim in front of it).
 CLI = str(Path(sys.executable).with_name("n8n-chaos"))
-IN_PROCESS = [sys.executable, "-c", "import sys; from harness.cli import main; main()"]
+IN_PROCESS = [sys.executable, "-c", "import sys; from harness.front.cli import main; main()"]
 
 
 def verdict_files(runs: Path) -> set[Path]:

@@ -38,9 +38,9 @@ from _interception import HOST, PATH, client_latency, n8n_latency, route_to_stri
 from _proxy_phases import phase_latency
 from matrix import pytest_run
 
-from harness.minimal_workflow import webhook_then_http
 from harness.stack.install import Installer
 from harness.stack.stack import Stack, StackConfig
+from harness.workflow.minimal_workflow import webhook_then_http
 
 
 def email_workflow(path: str, provider_url: str) -> dict[str, Any]:

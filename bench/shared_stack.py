@@ -1,5 +1,5 @@
-"""Cases that share a stack (harness.batch) against every case alone, side by side on the same
-selection: wall time, the span from the first case's start to the last one's end (the
+"""Cases that share a stack (harness.engine.batch) against every case alone, side by side on the
+same selection: wall time, the span from the first case's start to the last one's end (the
 matrix time without the stack's bring-up), the sum of the cases' own seconds, and of those
 the seconds spent waiting on n8n and the provider (every phase but prepare and collect: the
 waits a case cannot do without, the floor of a run that overlaps nothing), and whether

@@ -37,37 +37,37 @@ from harness.errors import (
 )
 
 if TYPE_CHECKING:
-    from harness.cases import Case
-    from harness.contract import CaseWorld
-    from harness.deployment import Deployment
-    from harness.manifest import WorkflowUnderTest, discover, load_manifest
-    from harness.oracle import Evidence, Judgement, Verdict, judge
-    from harness.plugin import ChaosDeployments
-    from harness.registry import Registry
-    from harness.runner import PhaseObserver
+    from harness.engine.contract import CaseWorld
+    from harness.engine.registry import Registry
+    from harness.engine.runner import PhaseObserver
+    from harness.front.plugin import ChaosDeployments
+    from harness.judge.oracle import Evidence, Judgement, Verdict, judge
+    from harness.judge.verdicts import VerdictInfo
+    from harness.matrix.cases import Case
     from harness.stack.install import Installation
     from harness.stack.stack import Stack, StackConfig
-    from harness.verdicts import VerdictInfo
+    from harness.workflow.deployment import Deployment
+    from harness.workflow.manifest import WorkflowUnderTest, discover, load_manifest
 
 # Name -> the module it lives in, imported on first use.
 _LAZY = {
-    "Case": "harness.cases",
-    "CaseWorld": "harness.contract",
-    "Registry": "harness.registry",
-    "VerdictInfo": "harness.verdicts",
-    "ChaosDeployments": "harness.plugin",
-    "Deployment": "harness.deployment",
-    "Evidence": "harness.oracle",
+    "Case": "harness.matrix.cases",
+    "CaseWorld": "harness.engine.contract",
+    "Registry": "harness.engine.registry",
+    "VerdictInfo": "harness.judge.verdicts",
+    "ChaosDeployments": "harness.front.plugin",
+    "Deployment": "harness.workflow.deployment",
+    "Evidence": "harness.judge.oracle",
     "Installation": "harness.stack.install",
-    "Judgement": "harness.oracle",
-    "PhaseObserver": "harness.runner",
+    "Judgement": "harness.judge.oracle",
+    "PhaseObserver": "harness.engine.runner",
     "Stack": "harness.stack.stack",
     "StackConfig": "harness.stack.stack",
-    "Verdict": "harness.oracle",
-    "WorkflowUnderTest": "harness.manifest",
-    "discover": "harness.manifest",
-    "judge": "harness.oracle",
-    "load_manifest": "harness.manifest",
+    "Verdict": "harness.judge.oracle",
+    "WorkflowUnderTest": "harness.workflow.manifest",
+    "discover": "harness.workflow.manifest",
+    "judge": "harness.judge.oracle",
+    "load_manifest": "harness.workflow.manifest",
 }
 
 

@@ -1,5 +1,5 @@
 """Internal: ``python -m harness`` runs the ``n8n-chaos`` command."""
 
-from harness.entry import main
+from harness.front.entry import main
 
 main()

@@ -19,9 +19,9 @@
     ├── HarnessBug             the harness broke one of its own rules (report it)
     └── WindowNotOpened        a fault found no target: its crash point's window never opened
 
-``harness.manifest_model.Problem`` is a ``ConfigError`` that is also a ``ValueError``: pydantic
-turns a validator's ``ValueError`` into a validation error, which the manifest loader reports
-as a ``ConfigError``.
+``harness.workflow.manifest_model.Problem`` is a ``ConfigError`` that is also a ``ValueError``:
+pydantic turns a validator's ``ValueError`` into a validation error, which the manifest loader
+reports as a ``ConfigError``.
 
 Every message says what went wrong and what to do about it. Errors of third-party
 libraries are wrapped with ``raise X(...) from exc`` where the harness calls them.

@@ -132,7 +132,7 @@ def bull_lock_s() -> str:
 
 
 def _fault_duration(name: str) -> str:
-    from harness.faults import get_fault
+    from harness.engine.faults import get_fault
 
     duration = get_fault(name).duration_s
     if duration is None:
@@ -141,8 +141,8 @@ def _fault_duration(name: str) -> str:
 
 
 def provider_slow_hang_s() -> str:
-    from harness.faults import get_fault
-    from harness.faults.provider_fault import ProviderFault
+    from harness.engine.faults import get_fault
+    from harness.engine.faults.provider_fault import ProviderFault
 
     fault = get_fault("provider_slow")
     assert isinstance(fault, ProviderFault)
@@ -162,31 +162,31 @@ def node_timeout_s() -> str:
 
 
 def held_answer_max_s() -> str:
-    from harness.crashpoints.after_commit import RELEASE_AFTER_S
+    from harness.engine.crashpoints.after_commit import RELEASE_AFTER_S
 
     return _number(RELEASE_AFTER_S)
 
 
 def settle_quiet_s() -> str:
-    from harness.settle import QUIET_S
+    from harness.engine.settle import QUIET_S
 
     return _number(QUIET_S)
 
 
 def concurrent_copies() -> str:
-    from harness.deliveries.concurrent import COPIES
+    from harness.engine.deliveries.concurrent import COPIES
 
     return str(COPIES)
 
 
 def concurrent_repeat() -> str:
-    from harness.deliveries.concurrent import Concurrent
+    from harness.engine.deliveries.concurrent import Concurrent
 
     return str(Concurrent.repeat)
 
 
 def sender_attempt_timeout_s() -> str:
-    from harness.workload import SenderPolicy
+    from harness.engine.workload import SenderPolicy
 
     return _number(SenderPolicy().attempt_timeout_s)
 
@@ -195,7 +195,7 @@ def harness_retries_default() -> str:
     import pytest
     from _pytest.config.argparsing import Parser
 
-    from harness.plugin import pytest_addoption
+    from harness.front.plugin import pytest_addoption
 
     parser = Parser(_ispytest=True)
     pytest_addoption(parser)
@@ -203,7 +203,7 @@ def harness_retries_default() -> str:
         for option in group.options:
             if "--chaos-harness-retries" in option.names():
                 return str(option.attrs()["default"])
-    raise pytest.UsageError("harness.plugin declares no --chaos-harness-retries")
+    raise pytest.UsageError("harness.front.plugin declares no --chaos-harness-retries")
 
 
 def ci_shards() -> str:

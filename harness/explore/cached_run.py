@@ -10,7 +10,7 @@ from typing import Any
 from harness.explore.cache import CachedExploration, CacheKey, ExploreCache, cache_key
 from harness.explore.explorer import Exploration
 from harness.explore.session import complete
-from harness.manifest import WorkflowUnderTest
+from harness.workflow.manifest import WorkflowUnderTest
 
 
 class CachedRun:

@@ -1,4 +1,4 @@
-"""Run the probes of a trace through the matrix's engine (``harness.runner.run_case``), on a
+"""Run the probes of a trace through the matrix's engine (``harness.engine.runner.run_case``), on a
 fresh key each, judged by the same oracle, within a budget."""
 
 from __future__ import annotations
@@ -7,14 +7,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.cases import AT_MOST_ONCE, CAUGHT, PASS, Case, Scenario
-from harness.crashpoints.base import CRASHPOINTS
-from harness.crashpoints.explore_boundary import explore_crashpoint
+from harness.engine.crashpoints.base import CRASHPOINTS
+from harness.engine.crashpoints.explore_boundary import explore_crashpoint
+from harness.engine.runner import CaseResult
 from harness.errors import HarnessError
 from harness.explore.boundary import Trace
 from harness.explore.plan import Budget, GapCover, Probe, gap_covers, probes_of
-from harness.oracle import Verdict
-from harness.runner import CaseResult
+from harness.judge.oracle import Verdict
+from harness.matrix.cases import AT_MOST_ONCE, CAUGHT, PASS, Case, Scenario
 
 # What a promise allows under a fault (as the matrix expects it).
 ALLOWED: dict[str, frozenset[Verdict]] = {

@@ -1,7 +1,7 @@
 """What exploration strikes, in which order, and how far a budget lets it go.
 
 Every effect request of the trace gets the four strikes of
-``harness.crashpoints.explore_boundary``; the order is breadth first (every boundary's
+``harness.engine.crashpoints.explore_boundary``; the order is breadth first (every boundary's
 ``after_commit`` before any boundary's second strike), so a small budget still touches every
 request once. A gap between two nodes is struck through the request next to it: the
 ``after_response`` strike of the request the earlier node sent (its answer is in, nothing
@@ -16,7 +16,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from harness.crashpoints.explore_boundary import STRIKE_FAULT, STRIKES, Strike, crashpoint_name
+from harness.engine.crashpoints.explore_boundary import (
+    STRIKE_FAULT,
+    STRIKES,
+    Strike,
+    crashpoint_name,
+)
 from harness.errors import ConfigError
 from harness.explore.boundary import Boundary, Trace
 

@@ -8,15 +8,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.cases import Case, matrix
-from harness.deployment import Deployment, deploy_under_test
+from harness.engine.runner import CaseResult, run_case
 from harness.explore.explorer import Exploration, Outcome, explore
 from harness.explore.findings import report_lines, to_json
 from harness.explore.plan import Budget
 from harness.explore.trace import trace_workflow
-from harness.manifest import WorkflowUnderTest
-from harness.runner import CaseResult, run_case
+from harness.matrix.cases import Case, matrix
 from harness.stack.stack import Stack
+from harness.workflow.deployment import Deployment, deploy_under_test
+from harness.workflow.manifest import WorkflowUnderTest
 
 # Called once a workflow is explored: (workflow, exploration, report lines, report JSON).
 OnReport = Callable[[WorkflowUnderTest, Exploration, list[str], dict[str, Any]], None]

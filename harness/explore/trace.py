@@ -1,5 +1,5 @@
 """The trace of one workflow: its control case (no fault, the plain sender, through
-``harness.runner.run_case`` like any case), then what outside parts recorded meanwhile:
+``harness.engine.runner.run_case`` like any case), then what outside parts recorded meanwhile:
 n8n's execution data, the intercepting proxy's journal, the provider's attempt log."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.cases import Case, Scenario, expected_for
+from harness.engine.runner import run_case
 from harness.explore.boundary import ProviderAttempt, Seen, Trace, assemble
-from harness.runner import run_case
+from harness.matrix.cases import Case, Scenario, expected_for
 
 if TYPE_CHECKING:
-    from harness.deployment import Deployment
-    from harness.manifest import WorkflowUnderTest
     from harness.stack.stack import Stack
+    from harness.workflow.deployment import Deployment
+    from harness.workflow.manifest import WorkflowUnderTest
 
 CONTROL = Scenario(
     delivery="retry",

@@ -7,4 +7,8 @@ that shows the answer, strikes its fault with the same means as the crash matrix
 barriers, SIGKILL, SIGSTOP) and answers from a small closed vocabulary, or UNDETERMINED with
 why. Every answer carries its evidence: execution rows, Bull job states from Redis, log
 lines, provider commits and attempts, and timings.
+
+Room 7 of 9 (lowest first). It imports only rooms below it (judge, stack, workflow, engine,
+matrix, terminal) and the top-level harness.errors and harness.loopback; not its peer explore.
+tests/unit/test_rooms.py checks this.
 """

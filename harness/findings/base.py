@@ -1,6 +1,6 @@
 """The probe interface and its registry (the same pattern as faults, crash points and
 delivery plans: one module per probe under ``harness.findings.probes``, ``register(name)``
-said once, found by ``harness.registry``).
+said once, found by ``harness.engine.registry``).
 
 A probe has:
 - ``question``: one line, what it asks of n8n;
@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from harness.engine.registry import Registry
 from harness.errors import HarnessBug
-from harness.registry import Registry
 
 if TYPE_CHECKING:
     from harness.stack.stack import Stack

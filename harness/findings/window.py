@@ -1,5 +1,5 @@
 """The window most probes strike in: the provider committed the charge and holds its
-response on a barrier (as ``harness.crashpoints.after_commit``), the execution is running,
+response on a barrier (as ``harness.engine.crashpoints.after_commit``), the execution is running,
 and the worker that runs it is known (from its "Worker started execution N" log line)."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import itertools
 import uuid
 from typing import Any
 
-from harness.minimal_workflow import webhook_then_http
+from harness.workflow.minimal_workflow import webhook_then_http
 
 # Far beyond any hold or pause a probe makes: the HTTP node never times out on its own.
 CHARGE_TIMEOUT_MS = 240_000

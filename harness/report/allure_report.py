@@ -2,7 +2,7 @@
 
 Verdict mapping (Jepsen's priorities): an expected verdict passes; an unexpected violation
 fails ("Product defects"); NO-EVIDENCE is a harness error ("broken"). Category names are the
-verdicts' labels (``harness.verdicts``).
+verdicts' labels (``harness.judge.verdicts``).
 Each case's result carries the labels the report's grid and categories read: ``workflow``,
 ``scenario`` (delivery-fault-crash point), ``case``, ``expected`` and, once judged,
 ``verdict``. ``categories.json`` (Allure 2) and :data:`CATEGORIES_V3` (Allure 3, in the
@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 import allure
 
+from harness.judge.verdicts import VIOLATIONS, Verdict
 from harness.report.steps import apply_evidence_steps
 from harness.report.timeline_svg import render_svg
-from harness.verdicts import VIOLATIONS, Verdict
 
 if TYPE_CHECKING:
-    from harness.cases import Case
-    from harness.runner import CaseResult
+    from harness.engine.runner import CaseResult
+    from harness.matrix.cases import Case
 
 _VIOLATIONS = {v.value: v.info.label for v in VIOLATIONS}
 _NO_EVIDENCE = Verdict.NO_EVIDENCE

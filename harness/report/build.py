@@ -63,7 +63,7 @@ def find_history(previous: Path) -> Path | None:
 
 
 def grid_of(results: Sequence[Path]) -> Grid:
-    from harness.cases import scenarios
+    from harness.matrix.cases import scenarios
     from harness.report.grid_html import outcomes_from_results
 
     outcomes: dict[str, CaseOutcome] = {}

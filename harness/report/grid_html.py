@@ -19,9 +19,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from harness.judge.verdicts import AMBER, BLUE, GREEN, RED, VOCABULARY
 from harness.terminal.grid import ERROR_CODE, Cell, Grid, build_grid
 from harness.terminal.outcome import CaseOutcome, Kind
-from harness.verdicts import AMBER, BLUE, GREEN, RED, VOCABULARY
 
 GRID_ID = "n8n-chaos-grid"
 

@@ -1,6 +1,6 @@
 """Allure steps for a case's phases: live while the case runs, exact once its evidence is in.
 
-``AllureSteps`` is a ``harness.runner.PhaseObserver``: it opens one Allure step per phase as
+``AllureSteps`` is a ``harness.engine.runner.PhaseObserver``: it opens one Allure step per phase as
 the phase starts, so a case that hangs or dies shows the phase it was in. Once the case is
 over, ``apply_evidence_steps`` rewrites the case's steps from its evidence: the phases with
 the times the runner recorded (nested as they ran: ``strike`` inside ``deliver``), a
@@ -23,7 +23,7 @@ import allure
 import allure_commons
 from allure_commons.model2 import Parameter, StatusDetails, TestResult, TestStepResult
 
-from harness.timeline import TimelineEvent, case_start, events
+from harness.report.timeline import TimelineEvent, case_start, events
 
 # Journal kinds a reader looks for first get a plain name (the rest keep their kind).
 _NAMED = {

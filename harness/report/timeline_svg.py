@@ -4,7 +4,7 @@ Lanes, top to bottom: the runner's phases, the sender's attempts (coloured by ou
 fault's window (also shaded across every lane, so what overlaps it shows at a glance), the
 provider's attempts and commits, the n8n executions' running intervals, and the harness's
 journal. Items that would overlap share a lane on separate rows. Every item carries a
-``<title>``, so hovering shows its full label. The events come from ``harness.timeline``
+``<title>``, so hovering shows its full label. The events come from ``harness.report.timeline``
 (the terminal's ``show`` reads the same), so the picture and the text never disagree.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from harness.timeline import TimelineEvent, Window, events, fault_windows
+from harness.report.timeline import TimelineEvent, Window, events, fault_windows
 
 WIDTH = 1100
 GUTTER = 92  # the lane names

@@ -58,7 +58,7 @@ def sweep(run_id: str, groups: set[int], deadline_s: float = 10.0) -> None:
 
 def remove_run_data(run_id: str) -> None:
     """The run's Postgres data dirs in the temp dir (``n8n-chaos-pg-<run id>-*``), and its
-    sockets when a long run dir put them there (``harness.stack.attach.protocol.socket_path``)."""
+    sockets when a long run dir put them there (``harness.front.attach.protocol.socket_path``)."""
     temp = Path(tempfile.gettempdir())
     for path in temp.glob(f"n8n-chaos-pg-{run_id}-*"):
         shutil.rmtree(path, ignore_errors=True)

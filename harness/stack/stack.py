@@ -150,7 +150,7 @@ class Stack:
     containers: ComposeProject | None = None
     # The intercepting proxy of the n8n processes' outbound HTTP(S) (None: not intercepted).
     intercept: InterceptProxy | None = None
-    # What harness.deployment put on this stack, by workflow name, file digest and webhook
+    # What harness.workflow.deployment put on this stack, by workflow name, file digest and webhook
     # routes: deployed once per stack (a second copy would claim the same webhook path).
     under_test: dict[tuple[str, str, tuple[tuple[str, str], ...]], Any] = field(
         default_factory=dict

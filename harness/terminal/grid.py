@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from harness.judge.verdicts import ERROR_CODE as ERROR_CODE
+from harness.judge.verdicts import Verdict, code
 from harness.terminal.outcome import CaseOutcome, Kind
-from harness.verdicts import ERROR_CODE as ERROR_CODE
-from harness.verdicts import Verdict, code
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Cell:
 
     @property
     def label(self) -> str:
-        # One letter per verdict (harness/verdicts.py), so twenty scenarios fit a terminal.
+        # One letter per verdict (harness/judge/verdicts.py), so twenty scenarios fit a terminal.
         return "".join(code(v) for v in self.verdicts)
 
 
@@ -66,7 +66,7 @@ class Grid:
 
 def build_grid(outcomes: Iterable[CaseOutcome], order: Sequence[str] = ()) -> Grid:
     """Group outcomes by (workflow, scenario). Scenarios follow ``order`` (e.g. the matrix's
-    ``[s.id for s in harness.cases.scenarios()]``), the rest alphabetically; workflows are
+    ``[s.id for s in harness.matrix.cases.scenarios()]``), the rest alphabetically; workflows are
     alphabetical."""
     grouped: dict[tuple[str, str], list[CaseOutcome]] = {}
     for outcome in outcomes:

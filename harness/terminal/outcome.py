@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from enum import IntEnum, StrEnum
 from typing import Any
 
-from harness.verdicts import Verdict
+from harness.judge.verdicts import Verdict
 
 NO_EVIDENCE = Verdict.NO_EVIDENCE.value
 
@@ -72,7 +72,7 @@ class CaseOutcome:
 
 
 def scenario_of(delivery: str, fault: str, crashpoint: str) -> str:
-    """The scenario id, as ``harness.cases.Scenario.id`` spells it."""
+    """The scenario id, as ``harness.matrix.cases.Scenario.id`` spells it."""
     return f"{delivery}-{fault}-{crashpoint}"
 
 

@@ -1,4 +1,4 @@
-"""The pytest side of the terminal (registered by ``harness.plugin``): a line per case as it
+"""The pytest side of the terminal (registered by ``harness.front.plugin``): a line per case as it
 ends, the live line while cases run, the verdict grid at the end, and ``verdicts.json``.
 
 It only acts on the crash matrix's cases (tests parametrized with ``chaos_case``); other
@@ -54,7 +54,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Give every case its identity in its reports (they reach the xdist controller)."""
-    from harness.cases import Case
+    from harness.matrix.cases import Case
 
     for item in items:
         case = getattr(getattr(item, "callspec", None), "params", {}).get("chaos_case")
@@ -248,7 +248,7 @@ class ChaosTerminal:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.active or not self.outcomes:
             return
-        from harness.cases import scenarios
+        from harness.matrix.cases import scenarios
 
         grid = build_grid(self.outcomes, [s.id for s in scenarios()])
         terminalreporter.write_sep("=", "n8n-chaos verdicts")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from rich.console import Group
 from rich.text import Text
 
+from harness.judge.verdicts import VOCABULARY, Verdict
 from harness.terminal.grid import ERROR_CODE, Cell, Grid
 from harness.terminal.outcome import CaseOutcome, Kind
-from harness.verdicts import VOCABULARY, Verdict
 
 STYLES = {
     "pass": "green",

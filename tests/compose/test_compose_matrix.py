@@ -1,6 +1,6 @@
 """The matrix subset of issue 8 on the compose backend gives the verdicts the native backend
 gives: each case's verdict is its expectation, which the native matrix (tests/chaos, same CI
-run) asserts for the same cases. One stack, the cases in one pytest run of harness/suite.py,
+run) asserts for the same cases. One stack, the cases in one pytest run of harness/front/suite.py,
 exactly as `n8n-chaos run --backend compose -k ...` runs them."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import harness.suite
+import harness.front.suite
 
 SUBSET = (
     "payment_idempotent-retry-no_fault-none",
@@ -41,7 +41,7 @@ def test_subset_on_compose_gives_the_native_verdicts(docker_ready: None, tmp_pat
             sys.executable,
             "-m",
             "pytest",
-            harness.suite.__file__,
+            harness.front.suite.__file__,
             "-p",
             "no:cacheprovider",
             "-q",

@@ -15,12 +15,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.manifest import BUNDLED_WORKFLOWS, workflows_env
-from harness.stack.attach import STATE_FILE, AttachError, attach, live_stacks
+from harness.front.attach import STATE_FILE, AttachError, attach, live_stacks
 from harness.stack.install import Installer
 from harness.stack.readiness import Readiness, wait_ready
 from harness.stack.reaper import tagged_pids
 from harness.stack.stack import StackConfig
+from harness.workflow.manifest import BUNDLED_WORKFLOWS, workflows_env
 from tests.support.processes import alive, run_down
 
 pytestmark = pytest.mark.integration

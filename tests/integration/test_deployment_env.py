@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.manifest import deployment_env, discover
-from harness.minimal_workflow import webhook_then_http
 from harness.stack.stack import Stack
+from harness.workflow.manifest import deployment_env, discover
+from harness.workflow.minimal_workflow import webhook_then_http
 from tests.support.upstream import UpstreamState
 
 pytestmark = pytest.mark.integration

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.crashpoints.explore_boundary import STRIKES
+from harness.engine.crashpoints.explore_boundary import STRIKES
 from harness.explore.plan import Budget
 from harness.explore.session import explore_workflows
-from harness.manifest import BUNDLED_WORKFLOWS, load_manifest
 from harness.stack.stack import Stack
+from harness.workflow.manifest import BUNDLED_WORKFLOWS, load_manifest
 
 pytestmark = pytest.mark.integration
 

@@ -12,9 +12,9 @@ import uuid
 
 import pytest
 
-from harness.credential_fill import GENERIC_TOKEN_HOST
 from harness.stack.stack import Stack
-from harness.upstream_config import TOKEN_PATH
+from harness.workflow.credential_fill import GENERIC_TOKEN_HOST
+from harness.workflow.upstream_config import TOKEN_PATH
 from tests.support.exports import deployed, trigger
 
 pytestmark = pytest.mark.integration

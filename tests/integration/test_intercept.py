@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from harness.minimal_workflow import webhook_then_http
 from harness.stack.intercept.launcher import InterceptProxy
 from harness.stack.stack import Stack
+from harness.workflow.minimal_workflow import webhook_then_http
 
 pytestmark = pytest.mark.integration
 

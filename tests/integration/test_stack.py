@@ -16,10 +16,10 @@ import httpx
 import psycopg
 import pytest
 
-from harness.minimal_workflow import webhook_then_http
 from harness.stack.readiness import Readiness, wait_ready
 from harness.stack.reaper import tagged_pids
 from harness.stack.stack import Stack
+from harness.workflow.minimal_workflow import webhook_then_http
 from tests.support.processes import alive, run_down
 from tests.support.upstream import UpstreamState
 

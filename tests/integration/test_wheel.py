@@ -90,8 +90,9 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_harness_comes_from_the_wheel_and_stays_light(venv: Path, tmp_path: Path) -> None:
     probe = (
-        "import json, sys, harness, harness.cli, harness.manifest, harness.plugin\n"
-        "bundled = harness.manifest.BUNDLED_WORKFLOWS\n"
+        "import json, sys, harness, harness.front.cli, harness.workflow.manifest, "
+        "harness.front.plugin\n"
+        "bundled = harness.workflow.manifest.BUNDLED_WORKFLOWS\n"
         "print(json.dumps({'harness': harness.__file__,\n"
         "  'bundled': str(bundled),\n"
         "  'typed': (bundled.parent / 'harness' / 'py.typed').is_file(),\n"

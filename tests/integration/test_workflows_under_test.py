@@ -22,9 +22,9 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from fake_providers.payment import FaultKind, ProviderControl
-from harness.deployment import Deployment, deploy_under_test
-from harness.manifest import Promise, WorkflowUnderTest, discover
 from harness.stack.stack import Stack
+from harness.workflow.deployment import Deployment, deploy_under_test
+from harness.workflow.manifest import Promise, WorkflowUnderTest, discover
 
 pytestmark = pytest.mark.integration
 

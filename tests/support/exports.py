@@ -8,9 +8,9 @@ from pathlib import Path
 
 import httpx
 
-from harness.deployment import Deployment, deploy_under_test, route_upstreams
-from harness.manifest import WorkflowUnderTest, load_manifest
 from harness.stack.stack import Stack
+from harness.workflow.deployment import Deployment, deploy_under_test, route_upstreams
+from harness.workflow.manifest import WorkflowUnderTest, load_manifest
 
 EXPORTS = Path(__file__).resolve().parents[1] / "unit" / "fixtures" / "exports"
 TIMEOUT_S = 60.0

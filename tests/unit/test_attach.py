@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from harness.errors import ServiceExited
-from harness.stack.attach import (
+from harness.front.attach import (
     STATE_FILE,
     AttachError,
     AttachLock,
@@ -26,8 +26,8 @@ from harness.stack.attach import (
     serve_processes,
     shape_differences,
 )
-from harness.stack.attach.client import _intercept as attached_intercept
-from harness.stack.attach.server import _state as server_state
+from harness.front.attach.client import _intercept as attached_intercept
+from harness.front.attach.server import _state as server_state
 from harness.stack.intercept.journal import JournalEntry, JournalWriter
 from harness.stack.intercept.launcher import InterceptProxy
 from harness.stack.n8n_api import Owner

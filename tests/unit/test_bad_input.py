@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ServiceExited
-from harness.manifest import BUNDLED_WORKFLOWS
 from harness.stack.run import RunContext
+from harness.workflow.manifest import BUNDLED_WORKFLOWS
 
 
 def cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

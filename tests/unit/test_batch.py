@@ -1,4 +1,4 @@
-"""Cases that share a stack (harness.batch): which cases may, how they are dealt into
+"""Cases that share a stack (harness.engine.batch): which cases may, how they are dealt into
 batches, and that a batch runs once, together, each case with its own key and the batch's
 keys beside it."""
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from harness import deployment, runner
-from harness.batch import (
+from harness.engine import runner
+from harness.engine.batch import (
     BATCH_MAX,
     WEBHOOK_SCOPE,
     BatchScheduling,
@@ -20,13 +20,14 @@ from harness.batch import (
     scopes,
     shareable_cases,
 )
-from harness.cases import Case, matrix
-from harness.manifest import Companion, NegativeControl
-from harness.oracle import Judgement, Verdict
-from harness.runner import CaseResult
+from harness.engine.runner import CaseResult
+from harness.judge.oracle import Judgement, Verdict
+from harness.matrix.cases import Case, matrix
+from harness.workflow import deployment
+from harness.workflow.manifest import Companion, NegativeControl
 from tests.unit.test_cases import workflow
 
-NODE = "harness/suite.py::test_exactly_once[{}]"
+NODE = "harness/front/suite.py::test_exactly_once[{}]"
 
 
 def by_id(cases: list[Case]) -> dict[str, Case]:

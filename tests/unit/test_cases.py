@@ -8,19 +8,19 @@ from typing import Any
 
 import pytest
 
-from harness.cases import CAUGHT, PASS, matrix, pairs, scenarios
-from harness.crashpoints import get_crashpoint, known_crashpoints
-from harness.deliveries import get_delivery, known_deliveries
+from harness.engine.crashpoints import get_crashpoint, known_crashpoints
+from harness.engine.deliveries import get_delivery, known_deliveries
+from harness.engine.faults import get_fault, known_faults
 from harness.errors import ConfigError
-from harness.faults import get_fault, known_faults
-from harness.manifest import (
+from harness.judge.oracle import Verdict
+from harness.matrix.cases import CAUGHT, PASS, matrix, pairs, scenarios
+from harness.workflow.manifest import (
     EffectEndpoint,
     ErrorWorkflowSpec,
     NegativeControl,
     Promise,
     WorkflowUnderTest,
 )
-from harness.oracle import Verdict
 
 
 def workflow(name: str = "pay", **overrides: Any) -> WorkflowUnderTest:
@@ -157,7 +157,7 @@ def test_a_negative_control_whose_scenario_needs_what_it_lacks_is_refused() -> N
 
 
 def test_concurrent_copies_overlap_is_read_from_execution_intervals() -> None:
-    from harness.deliveries.base import max_overlap
+    from harness.engine.deliveries.base import max_overlap
 
     apart = [
         {"started_at": 1.0, "stopped_at": 2.0},
@@ -213,8 +213,9 @@ def test_the_matrix_is_built_once_per_process(
     import shutil
     from types import SimpleNamespace
 
-    from harness import cases, plugin
-    from harness.manifest import BUNDLED_WORKFLOWS
+    from harness.front import plugin
+    from harness.matrix import cases
+    from harness.workflow.manifest import BUNDLED_WORKFLOWS
 
     root = tmp_path / "workflows"
     shutil.copytree(BUNDLED_WORKFLOWS / "payment_idempotent", root / "payment_idempotent")

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from harness.credential_catalogue import generic_fill, installed_catalogue, oauth2_token_url
-from harness.credential_fill import FillContext, credential_data, token_endpoint
+from harness.workflow.credential_catalogue import (
+    generic_fill,
+    installed_catalogue,
+    oauth2_token_url,
+)
+from harness.workflow.credential_fill import FillContext, credential_data, token_endpoint
 
 CATALOGUE = {
     "chatApi": {
@@ -80,7 +84,7 @@ def test_the_installed_catalogue_fills_common_services() -> None:
     data = credential_data("telegramApi", None, FillContext(secret="S"), {})
     assert data == {"accessToken": "n8n-chaos-S", "baseUrl": "https://api.telegram.org"}
     # An authorization-code OAuth2 type is created connected; its token refreshes at its own
-    # token URL, which the harness answers (harness.upstream_config.token_upstreams).
+    # token URL, which the harness answers (harness.workflow.upstream_config.token_upstreams).
     slack = credential_data("slackOAuth2Api", None, FillContext(secret="S"), {})
     assert slack is not None and slack["oauthTokenData"]["token_type"] == "Bearer"
     assert token_endpoint("slackOAuth2Api") == ("slack.com", "/api/oauth.v2.access")

@@ -11,9 +11,11 @@ from typing import Any
 import httpx
 import pytest
 
-from harness import credentials as creds
 from harness import loopback
-from harness.credential_fill import (
+from harness.errors import SetupError
+from harness.stack.n8n_api import N8nApi, Owner
+from harness.workflow import credentials as creds
+from harness.workflow.credential_fill import (
     FILLABLE,
     GENERIC_TOKEN_HOST,
     GENERIC_TOKEN_URL,
@@ -23,9 +25,7 @@ from harness.credential_fill import (
     credential_data,
     token_endpoint,
 )
-from harness.errors import SetupError
-from harness.manifest import load_manifest
-from harness.stack.n8n_api import N8nApi, Owner
+from harness.workflow.manifest import load_manifest
 
 EXPORTS = Path(__file__).parent / "fixtures" / "exports"
 

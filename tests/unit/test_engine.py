@@ -15,15 +15,15 @@ import httpx
 import pytest
 import respx
 
-from harness import case_run, runner, settle
-from harness.case_run import CaseRun
-from harness.cases import Case, Scenario
-from harness.contract import CaseWorld
-from harness.crashpoints.base import CRASHPOINTS, Window
-from harness.deliveries.base import DELIVERIES, Plan
-from harness.manifest import EffectEndpoint, Promise, WorkflowUnderTest
-from harness.oracle import Verdict
-from harness.workload import BackgroundDelivery, SenderPolicy
+from harness.engine import case_run, runner, settle
+from harness.engine.case_run import CaseRun
+from harness.engine.contract import CaseWorld
+from harness.engine.crashpoints.base import CRASHPOINTS, Window
+from harness.engine.deliveries.base import DELIVERIES, Plan
+from harness.engine.workload import BackgroundDelivery, SenderPolicy
+from harness.judge.oracle import Verdict
+from harness.matrix.cases import Case, Scenario
+from harness.workflow.manifest import EffectEndpoint, Promise, WorkflowUnderTest
 from tests.unit import engine_fakes as fakes
 
 
@@ -234,7 +234,7 @@ def test_a_harness_failure_keeps_the_evidence_and_says_where(
 
 
 def test_saved_evidence_is_rejudged_offline_to_the_same_verdict(stack: fakes.FakeStack) -> None:
-    from harness.oracle import Evidence, judge
+    from harness.judge.oracle import Evidence, judge
 
     result = run(stack, fakes.charges_every_time, case("late"))
     doc = json.loads(result.evidence_path.read_text())

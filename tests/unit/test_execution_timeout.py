@@ -9,13 +9,13 @@ from typing import Any, cast
 
 import pytest
 
-from harness.cases import capabilities, matrix
-from harness.faults import get_fault
-from harness.faults.base import FaultContext
-from harness.journal import Journal
-from harness.manifest import BUNDLED_WORKFLOWS, discover
+from harness.engine.faults import get_fault
+from harness.engine.faults.base import FaultContext
+from harness.engine.journal import Journal
+from harness.matrix.cases import capabilities, matrix
 from harness.stack.stack import Stack
-from harness.workflow_json import execution_timeout_s
+from harness.workflow.manifest import BUNDLED_WORKFLOWS, discover
+from harness.workflow.workflow_json import execution_timeout_s
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from harness.cases import Case, scenarios
-from harness.crashpoints import CRASHPOINTS
-from harness.crashpoints.explore_boundary import STRIKES, explore_crashpoint
+from harness.engine.crashpoints import CRASHPOINTS
+from harness.engine.crashpoints.explore_boundary import STRIKES, explore_crashpoint
+from harness.engine.runner import CaseResult
 from harness.errors import CaseAborted, ConfigError
 from harness.explore.boundary import ProviderAttempt, Seen, Trace, assemble
 from harness.explore.explorer import explore
@@ -26,8 +26,8 @@ from harness.explore.findings import (
     to_json,
 )
 from harness.explore.plan import Budget
-from harness.oracle import Evidence, Judgement, Verdict
-from harness.runner import CaseResult
+from harness.judge.oracle import Evidence, Judgement, Verdict
+from harness.matrix.cases import Case, scenarios
 
 FIXTURE = Path(__file__).parent / "fixtures" / "explore" / "milestone_run.json"
 

@@ -12,18 +12,18 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from harness.cases import Case
-from harness.cli import main
-from harness.crashpoints import CRASHPOINTS
-from harness.crashpoints.explore_boundary import STRIKES
+from harness.engine.crashpoints import CRASHPOINTS
+from harness.engine.crashpoints.explore_boundary import STRIKES
+from harness.engine.runner import CaseResult
 from harness.explore.cache import ExploreCache, cache_key
 from harness.explore.explorer import explore
 from harness.explore.findings import to_json
 from harness.explore.plan import Budget
-from harness.manifest import BUNDLED_WORKFLOWS
-from harness.oracle import Verdict
+from harness.front.cli import main
+from harness.judge.oracle import Verdict
+from harness.matrix.cases import Case
 from harness.report.explore_allure import write_exploration
-from harness.runner import CaseResult
+from harness.workflow.manifest import BUNDLED_WORKFLOWS
 from tests.unit.test_explore import result, saved_trace
 
 

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
 from harness.errors import InstallError
 from harness.explore.boundary import Boundary, Trace
 from harness.explore.cache import ExploreCache, cache_key, folder_sha256, harness_version
 from harness.explore.cached_run import CachedRun
 from harness.explore.explorer import Exploration
 from harness.explore.plan import Probe
-from harness.manifest import BUNDLED_WORKFLOWS, load_manifest
+from harness.front.cli import main
+from harness.workflow.manifest import BUNDLED_WORKFLOWS, load_manifest
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
 from harness.errors import ConfigError, InstallError
 from harness.explore.cache import ExploreCache, cache_key
 from harness.explore.changed import changed_folders
-from harness.manifest import BUNDLED_WORKFLOWS, load_manifest
+from harness.front.cli import main
+from harness.workflow.manifest import BUNDLED_WORKFLOWS, load_manifest
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "t",

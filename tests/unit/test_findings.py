@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from harness.engine.registry import PLUGIN_PACKAGES
 from harness.errors import ConfigError, HarnessBug, InstallError
 from harness.findings.base import (
     PROBES,
@@ -26,7 +27,6 @@ from harness.findings.base import (
 from harness.findings.diff import diff_runs, probe_diffs, render
 from harness.findings.report import Findings, VersionRun, load, markdown, merged, write
 from harness.findings.session import install_failure, missing_package, run_findings, stack_plans
-from harness.registry import PLUGIN_PACKAGES
 
 
 class _Probe(ProbeBase):

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-import harness.suite as suite
-from harness.batch import SharedRuns
-from harness.cases import matrix
-from harness.oracle import Judgement, Verdict
-from harness.runner import CaseResult
+import harness.front.suite as suite
+from harness.engine.batch import SharedRuns
+from harness.engine.runner import CaseResult
+from harness.judge.oracle import Judgement, Verdict
+from harness.matrix.cases import matrix
 from harness.terminal.reporter import VERDICT_PROPERTY
 from tests.unit.test_cases import workflow
 

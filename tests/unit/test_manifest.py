@@ -12,18 +12,18 @@ import pytest
 
 from fake_providers.payment import Effect as ProviderEffect
 from harness.errors import ConfigError
-from harness.manifest import (
+from harness.workflow.manifest import (
     EffectEndpoint,
     Promise,
     WorkflowUnderTest,
     discover,
     load_manifest,
 )
-from harness.workflow_json import wait_seconds
+from harness.workflow.workflow_json import wait_seconds
 
 BUNDLED = Path(__file__).resolve().parents[2] / "workflows_under_test"
 # The minimal test workflow calls no provider: its warning is tested in test_manifest_model.
-pytestmark = pytest.mark.filterwarnings("ignore::harness.manifest.ManifestWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::harness.workflow.manifest.ManifestWarning")
 
 WORKFLOW: dict[str, Any] = {
     "name": "pay",
@@ -938,6 +938,6 @@ def test_the_manifest_names_the_fakes_the_providers_define() -> None:
     from typing import get_args
 
     from fake_providers.upstreams import FAKE_KINDS
-    from harness.manifest_upstreams import UpstreamSpec
+    from harness.workflow.manifest_upstreams import UpstreamSpec
 
     assert get_args(UpstreamSpec.model_fields["fake"].annotation) == FAKE_KINDS

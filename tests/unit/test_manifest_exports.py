@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from harness.credential_catalogue import installed_catalogue
 from harness.errors import ConfigError
-from harness.manifest import WorkflowUnderTest, load_manifest
+from harness.workflow.credential_catalogue import installed_catalogue
+from harness.workflow.manifest import WorkflowUnderTest, load_manifest
 
 EXPORTS = Path(__file__).parent / "fixtures" / "exports"
 NAMES = (

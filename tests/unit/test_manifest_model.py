@@ -16,11 +16,11 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.engine.workload import History, Sender, SenderPolicy
 from harness.errors import ConfigError
-from harness.manifest import BUNDLED_WORKFLOWS, ManifestWarning, discover, load_manifest
-from harness.manifest_model import json_schema
-from harness.workload import History, Sender, SenderPolicy
+from harness.front.cli import main
+from harness.workflow.manifest import BUNDLED_WORKFLOWS, ManifestWarning, discover, load_manifest
+from harness.workflow.manifest_model import json_schema
 from tests.unit.test_manifest import MANIFEST, WORKFLOW, edited, write_case
 
 PROVIDER_CALL: dict[str, Any] = {

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.cases import matrix
-from harness.deliveries import get_delivery
-from harness.deliveries.meets_in_flight import MeetsInFlight
-from harness.manifest import load_manifest
-from harness.manifest_upstreams import UpstreamSpec
-from harness.workflow_json import sends_idempotency_key
+from harness.engine.deliveries import get_delivery
+from harness.engine.deliveries.meets_in_flight import MeetsInFlight
+from harness.matrix.cases import matrix
+from harness.workflow.manifest import load_manifest
+from harness.workflow.manifest_upstreams import UpstreamSpec
+from harness.workflow.workflow_json import sends_idempotency_key
 from tests.unit.test_cases import workflow
 
 BUNDLED = Path(__file__).resolve().parents[2] / "workflows_under_test"

@@ -7,10 +7,10 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from harness.deliveries import get_delivery
-from harness.deliveries.operator_retry import OperatorRetry
+from harness.engine.deliveries import get_delivery
+from harness.engine.deliveries.operator_retry import OperatorRetry
+from harness.engine.journal import Journal
 from harness.errors import SetupError
-from harness.journal import Journal
 
 
 class RetryingWorld:

@@ -1,4 +1,4 @@
-"""The options a stack run shares with pytest, declared once (harness.options): each shows in
+"""The options a stack run shares with pytest, declared once (harness.front.options): each shows in
 the CLI commands it names and in the pytest plugin, `run` hands each on to pytest as pytest
 reads it back, and the stack's defaults are StackConfig's."""
 
@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
-from harness.cli.run_command import pytest_argv
-from harness.options import OPTIONS, Command, Option, for_command
+from harness.front.cli import main
+from harness.front.cli.run_command import pytest_argv
+from harness.front.options import OPTIONS, Command, Option, for_command
 from harness.stack.stack import StackConfig
 
 pytest_plugins = ["pytester"]
@@ -56,7 +56,7 @@ def test_every_declared_option_is_a_pytest_option(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the plugin named, only once
-    config = pytester.parseconfig("-p", "harness.plugin")
+    config = pytester.parseconfig("-p", "harness.front.plugin")
     for option in OPTIONS:
         expected = False if option.kind == "flag" else option.default
         assert config.getoption(option.pytest_flag) == expected, option.pytest_flag
@@ -81,7 +81,7 @@ def test_run_hands_each_option_on_as_pytest_reads_it(
     values = _run_params(*given)
     argv = pytest_argv(values, None, "allure-results", 1, [])
     handed_on = [a for a in argv if a.split("=")[0] in {o.pytest_flag for o in OPTIONS}]
-    config = pytester.parseconfig("-p", "harness.plugin", *handed_on)
+    config = pytester.parseconfig("-p", "harness.front.plugin", *handed_on)
     for option in for_command("run"):
         read_back = config.getoption(option.pytest_flag)
         value = values[option.dest]
@@ -110,7 +110,7 @@ def test_run_translates_its_options_as_before(monkeypatch: pytest.MonkeyPatch) -
         *("--backend=compose", "--n8n-image=img", "--chaos-workflows=W", "--shard=1/2"),
         *("--shard-timings=a", "--shard-timings=b", "--chaos-repeat=3", "--n8n-attach=R"),
         "--n8n-no-attach",
-        *("-p", "harness.plugin", "-p", "allure_pytest.plugin", "-p", "xdist.plugin"),
+        *("-p", "harness.front.plugin", "-p", "allure_pytest.plugin", "-p", "xdist.plugin"),
         *("-W", "ignore:Unknown config option:pytest.PytestConfigWarning"),
         "-x",
     ]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from harness.oracle import AttemptRow, CommitRow, Evidence, Proof, Verdict, judge
+from harness.judge.oracle import AttemptRow, CommitRow, Evidence, Proof, Verdict, judge
 
 LANDED = [Proof("crashpoint", "after_commit", True, "held by the provider, released by us")]
 NOT_LANDED = [Proof("crashpoint", "after_commit", False, "no outside fact shows it landed")]

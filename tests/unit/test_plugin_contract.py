@@ -14,16 +14,16 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness import registry
-from harness.cases import check_pairings, scenarios
-from harness.crashpoints import CRASHPOINTS
-from harness.deliveries import DELIVERIES
+from harness.engine import registry
+from harness.engine.crashpoints import CRASHPOINTS
+from harness.engine.deliveries import DELIVERIES
+from harness.engine.faults import FAULTS
 from harness.errors import ConfigError
-from harness.faults import FAULTS
+from harness.matrix.cases import check_pairings, scenarios
 
 FILES = {
     "tremor.py": """
-        from harness.faults.base import NoAction, register
+        from harness.engine.faults.base import NoAction, register
 
         @register("tremor")
         class Tremor(NoAction):
@@ -31,21 +31,21 @@ FILES = {
             needs_window = frozenset({"wobbly"})
     """,
     "wobble.py": """
-        from harness.crashpoints.base import Window, register
+        from harness.engine.crashpoints.base import Window, register
 
         @register("wobble")
         class Wobble(Window):
             offers = frozenset({"wobbly"})
     """,
     "nervous.py": """
-        from harness.deliveries.base import Plan, register
+        from harness.engine.deliveries.base import Plan, register
 
         @register("nervous")
         class Nervous(Plan):
             accepts = (frozenset({"tremor", "wobbly"}),)
     """,
 }
-ENGINE = ("harness.case_run", "harness.cases", "harness.runner")
+ENGINE = ("harness.engine.case_run", "harness.matrix.cases", "harness.engine.runner")
 
 
 @pytest.fixture
@@ -98,9 +98,9 @@ def test_an_extra_package_that_does_not_import_is_named(monkeypatch: pytest.Monk
 
 
 def _plugin_modules() -> list[str]:
-    root = Path(harness.__file__).parent
+    root = Path(harness.__file__).parent / "engine"
     return [
-        f"harness.{family}.{m.name}"
+        f"harness.engine.{family}.{m.name}"
         for family in ("faults", "crashpoints", "deliveries")
         for m in pkgutil.iter_modules([str(root / family)])
     ]
@@ -119,7 +119,7 @@ def test_a_plugin_module_imports_nothing_of_the_engine(module: str) -> None:
 
 
 def test_a_second_plugin_under_a_taken_name_is_refused_naming_both_files() -> None:
-    from harness.faults.base import NoAction
+    from harness.engine.faults.base import NoAction
 
     FAULTS.names()  # loads the plug-ins
     taken = FAULTS.origin("worker_kill")
@@ -144,8 +144,8 @@ def test_a_link_fault_s_bad_parameter_is_one_line_naming_its_file(
     extra_package: Path, arguments: str, said: str
 ) -> None:
     (extra_package / "quake.py").write_text(
-        "from harness.faults.base import register\n"
-        "from harness.faults.toxic_link import ToxicLink, silent\n"
+        "from harness.engine.faults.base import register\n"
+        "from harness.engine.faults.toxic_link import ToxicLink, silent\n"
         f'register("quake", lambda: ToxicLink({arguments}))\n'
     )
     try:

@@ -274,7 +274,7 @@ def test_a_drifted_or_unknown_figure_is_caught(typed: str, problem: str) -> None
 def test_the_generator_fills_a_stale_figure() -> None:
     figures = load_figures()
     filled, _ = figures.render("at most <!-- figure: held_answer_max_s -->8<!-- /figure --> s")
-    from harness.crashpoints.after_commit import RELEASE_AFTER_S
+    from harness.engine.crashpoints.after_commit import RELEASE_AFTER_S
 
     assert f"-->{RELEASE_AFTER_S:g}<!--" in filled
 

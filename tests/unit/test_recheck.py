@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from harness import inspect
-from harness.cli import main
 from harness.errors import ConfigError
-from harness.oracle import AttemptRow, CommitRow, Evidence, Proof
+from harness.front.cli import main
+from harness.judge.oracle import AttemptRow, CommitRow, Evidence, Proof
+from harness.report import inspect
 from harness.terminal.outcome import CaseOutcome
 from harness.terminal.summary import summary_doc, write_summary
 

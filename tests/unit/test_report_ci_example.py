@@ -13,7 +13,7 @@ import click
 import pytest
 import yaml  # type: ignore[import-untyped]  # no stubs installed
 
-from harness.cli import main
+from harness.front.cli import main
 
 EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "github-actions.yml"
 PYTEST_OPTIONS = {"--junitxml"}  # `n8n-chaos run` hands options it does not know to pytest

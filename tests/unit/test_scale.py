@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError
-from harness.sharding import assign, hash_shard, load_timings, parse_shard, write_timings
+from harness.matrix.sharding import assign, hash_shard, load_timings, parse_shard, write_timings
 from harness.stack import ports
 from harness.stack.run import RunContext
 

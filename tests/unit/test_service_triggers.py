@@ -17,12 +17,12 @@ import pytest
 
 from fake_providers.payment.control import ProviderControl
 from fake_providers.payment.triggers.stripe import HOUR_S, StripeTrigger, signature_header
-from harness import workload
+from harness.engine import workload
+from harness.engine.service_sender import ServiceSender
+from harness.engine.workload import History, SenderPolicy
 from harness.errors import ConfigError
-from harness.manifest import load_manifest
-from harness.service_sender import ServiceSender
-from harness.workflow_json import webhook_node
-from harness.workload import History, SenderPolicy
+from harness.workflow.manifest import load_manifest
+from harness.workflow.workflow_json import webhook_node
 
 BUNDLED = Path(__file__).resolve().parents[2] / "workflows_under_test"
 

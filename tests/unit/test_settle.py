@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from harness import settle
-from harness.settle import Activity, Settler
+from harness.engine import settle
+from harness.engine.settle import Activity, Settler
 
 
 def activity(rows: list[dict[str, Any]], queued: set[str] | None = None, **more: Any) -> Activity:

@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main, run_command
-from harness.cli.stack_count import (
+from harness.errors import ConfigError
+from harness.front.attach import STATE_FILE, config_shape
+from harness.front.cli import main, run_command
+from harness.front.cli.stack_count import (
     STACK_PEAK_BYTES,
     Machine,
     StackChoice,
@@ -20,11 +22,9 @@ from harness.cli.stack_count import (
     warm_stack_to_attach,
     xdist_in,
 )
-from harness.errors import ConfigError
-from harness.manifest import BUNDLED_WORKFLOWS, workflows_env
-from harness.options import for_command
-from harness.stack.attach import STATE_FILE, config_shape
+from harness.front.options import for_command
 from harness.stack.stack import StackConfig
+from harness.workflow.manifest import BUNDLED_WORKFLOWS, workflows_env
 
 pytest_plugins = ["pytester"]
 GB = 1_000_000_000
@@ -120,7 +120,7 @@ def _live_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: StackConfi
         seen.append(root)
         return [run_dir] if root == tmp_path / "runs" else []
 
-    monkeypatch.setattr("harness.stack.attach.live_stacks", live_stacks)
+    monkeypatch.setattr("harness.front.attach.live_stacks", live_stacks)
     monkeypatch.setenv("N8N_CHAOS_RUNS", str(tmp_path / "runs"))
     return run_dir
 

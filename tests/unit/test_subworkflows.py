@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from harness import subworkflows as sw
-from harness import workflow_hosts as wh
-from harness.cli import main as cli
 from harness.errors import ConfigError
-from harness.manifest import PROJECT_FILE, deployment_env, discover, load_project
+from harness.front.cli import main as cli
+from harness.workflow import subworkflows as sw
+from harness.workflow import workflow_hosts as wh
+from harness.workflow.manifest import PROJECT_FILE, deployment_env, discover, load_project
 
 BUNDLED = Path(__file__).resolve().parents[2] / "workflows_under_test" / "subflow_checkout"
 NAIVE_PARENT, NAIVE_SUB = "Ck7Qw2Lp9Xa4Rn1T", "Cn4Tr8Hw2Jq6Lm3P"

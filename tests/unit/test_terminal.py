@@ -95,7 +95,7 @@ def test_a_cell_of_repeated_runs_shows_each_verdict_and_its_worst_kind() -> None
 
 
 def test_the_grid_view_has_numbered_columns_a_legend_and_fits_a_terminal() -> None:
-    from harness.cases import scenarios
+    from harness.matrix.cases import scenarios
 
     order = [s.id for s in scenarios()]
     found = [
@@ -176,8 +176,8 @@ def test_the_outcome_of_saved_evidence() -> None:
 
 def report(when: str, outcome: str, *props: tuple[str, object]) -> pytest.TestReport:
     return pytest.TestReport(
-        "harness/suite.py::test_exactly_once[c]",
-        ("harness/suite.py", 1, "test_exactly_once[c]"),
+        "harness/front/suite.py::test_exactly_once[c]",
+        ("harness/front/suite.py", 1, "test_exactly_once[c]"),
         {},
         outcome,  # type: ignore[arg-type]
         "RuntimeError: the stack did not come up\nmore" if outcome == "failed" else None,

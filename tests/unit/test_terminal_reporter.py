@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-# Stands in for harness/suite.py: the same test name and properties, verdicts made up.
+# Stands in for harness/front/suite.py: the same test name and properties, verdicts made up.
 FAKE_SUITE = """
 def test_exactly_once(chaos_case, record_property):
     expected = sorted(v.value for v in chaos_case.expected)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from harness.timeline import LANES, Window, events, fault_windows, render
+from harness.report.timeline import LANES, Window, events, fault_windows, render
 
 T0 = 1_000.0
 

@@ -12,17 +12,17 @@ from typing import Any, cast
 
 import pytest
 
-from harness.errors import ConfigError
-from harness.faults import get_fault
-from harness.faults.base import FaultContext
-from harness.faults.toxic_link import (
+from harness.engine.faults import get_fault
+from harness.engine.faults.base import FaultContext
+from harness.engine.faults.toxic_link import (
     ToxicLink,
     check_hold,
     check_link,
     silent,
     stall_detection_s,
 )
-from harness.journal import Journal
+from harness.engine.journal import Journal
+from harness.errors import ConfigError
 from harness.stack.ports import established_to
 from harness.stack.stack import StackConfig
 from harness.stack.toxiproxy import Toxic

@@ -9,10 +9,10 @@ from pathlib import Path
 import httpx
 import respx
 
-from harness.manifest import load_manifest
+from harness.engine.workload import History, Sender, SenderPolicy, encoded_body
 from harness.stack.n8n_api import WORKFLOW_FIELDS_REFUSED_ON_CREATE, creatable, refused_fields
 from harness.stack.triggers import trigger_url
-from harness.workload import History, Sender, SenderPolicy, encoded_body
+from harness.workflow.manifest import load_manifest
 
 EXPORTS = Path(__file__).parent / "fixtures" / "exports"
 BASE = "http://127.0.0.1:9/webhook"

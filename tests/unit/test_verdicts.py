@@ -1,4 +1,5 @@
-"""The verdict vocabulary is defined once (harness/verdicts.py) and every consumer reads it."""
+"""The verdict vocabulary is defined once (harness/judge/verdicts.py) and every consumer reads
+it."""
 
 from __future__ import annotations
 
@@ -7,15 +8,15 @@ import re
 from click.testing import CliRunner
 from rich.console import Console
 
-from harness import oracle
-from harness.cli import main
-from harness.manifest_model import NEGATIVE_CONTROL_VERDICTS, json_schema
+from harness.front.cli import main
+from harness.judge import oracle
+from harness.judge.verdicts import ERROR_CODE, VIOLATIONS, VOCABULARY, Verdict
 from harness.report.allure_report import CATEGORIES, CATEGORIES_V3
 from harness.report.grid_html import grid_fragment
 from harness.terminal.grid import build_grid, code
 from harness.terminal.outcome import NO_EVIDENCE, CaseOutcome
 from harness.terminal.view import codes_legend
-from harness.verdicts import ERROR_CODE, VIOLATIONS, VOCABULARY, Verdict
+from harness.workflow.manifest_model import NEGATIVE_CONTROL_VERDICTS, json_schema
 
 
 def test_every_verdict_has_exactly_one_entry_with_a_unique_one_letter_code() -> None:

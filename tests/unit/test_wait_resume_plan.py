@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from harness.cases import matrix
-from harness.deliveries import get_delivery
-from harness.deliveries.wait_resume import resume_urls
+from harness.engine.deliveries import get_delivery
+from harness.engine.deliveries.wait_resume import resume_urls
+from harness.engine.journal import Journal
+from harness.engine.workload import BackgroundDelivery, DeliveryAttempt, History
 from harness.errors import ConfigError
-from harness.journal import Journal
-from harness.manifest import NegativeControl, load_manifest
-from harness.workload import BackgroundDelivery, DeliveryAttempt, History
+from harness.matrix.cases import matrix
+from harness.workflow.manifest import NegativeControl, load_manifest
 from tests.unit.test_cases import workflow
 
 URL = "http://127.0.0.1:5678/webhook-waiting/{}?signature=abc123"

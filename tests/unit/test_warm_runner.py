@@ -1,4 +1,4 @@
-"""The warm runner without n8n: a real ``harness.warm.server`` process forks for a client
+"""The warm runner without n8n: a real ``harness.front.warm.server`` process forks for a client
 started from another folder and environment, runs its command in the client's terminal and
 hands back its exit code; it refuses a client of another Python; the client hands over only
 the runs that would attach, and finds the runner of a live `up` only."""
@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.stack.attach import STATE_FILE
+from harness.front.attach import STATE_FILE
+from harness.front.warm import client, server
+from harness.front.warm.protocol import STATE_KEY, Request
 from harness.stack.process import child_setup
 from harness.stack.readiness import Readiness, wait_ready
-from harness.warm import client, server
-from harness.warm.protocol import STATE_KEY, Request
 
-CLIENT = "import sys; from pathlib import Path; from harness.warm.client import _run_at; " + (
+CLIENT = "import sys; from pathlib import Path; from harness.front.warm.client import _run_at; " + (
     "code = _run_at(Path(sys.argv[1]), sys.argv[2:]); sys.exit(99 if code is None else code)"
 )
 
@@ -35,7 +35,7 @@ def runner() -> Iterator[tuple[Path, Path]]:
     sock, log_path = home / "runner.sock", home / "runner.log"
     with log_path.open("w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "harness.warm.server", str(sock)],
+            [sys.executable, "-m", "harness.front.warm.server", str(sock)],
             stdout=log,
             stderr=subprocess.STDOUT,
             preexec_fn=child_setup(None),  # dies with this pytest, even a SIGKILLed one
@@ -164,7 +164,7 @@ def test_only_a_live_ups_runner_is_used(tmp_path: Path, monkeypatch: pytest.Monk
 def test_no_pytest_plugin_module_is_preloaded() -> None:
     """pytest rewrites the asserts of the plugins it imports; one imported before it cannot
     be rewritten (PytestAssertRewriteWarning in every run)."""
-    import harness.plugin
+    import harness.front.plugin
 
-    for name in ["harness.plugin", *harness.plugin.pytest_plugins]:
+    for name in ["harness.front.plugin", *harness.front.plugin.pytest_plugins]:
         assert name.startswith(server.NOT_PRELOADED), name

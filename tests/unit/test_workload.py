@@ -8,7 +8,7 @@ import httpx
 import pytest
 import respx
 
-from harness.workload import BackgroundDelivery, History, Sender, SenderPolicy, classify
+from harness.engine.workload import BackgroundDelivery, History, Sender, SenderPolicy, classify
 
 
 @pytest.mark.parametrize(

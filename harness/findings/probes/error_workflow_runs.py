@@ -20,7 +20,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from fake_providers.payment import FaultKind
-from harness.deployment import with_error_workflow
 from harness.findings import evidence as ev
 from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
 from harness.findings.probes.concurrent_operator_retry import COUNTS, count_word
@@ -29,6 +28,7 @@ from harness.findings.window import hold_after_commit
 from harness.findings.workflows import charge_workflow, error_recorder_workflow, with_node_retries
 from harness.findings.world import ProbeWorld
 from harness.stack import n8n_db
+from harness.workflow.deployment import with_error_workflow
 
 if TYPE_CHECKING:
     from harness.stack.stack import Stack

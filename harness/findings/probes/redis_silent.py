@@ -21,8 +21,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from harness import loopback
+from harness.engine.faults.toxic_link import stall_detection_s
 from harness.errors import HarnessError
-from harness.faults.toxic_link import stall_detection_s
 from harness.findings import evidence as ev
 from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
 from harness.findings.probes.main_kill_enqueue import FINISHED, RAN

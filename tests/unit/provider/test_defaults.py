@@ -100,7 +100,8 @@ def test_taken_control_port_falls_back_to_a_free_one() -> None:
 def test_importing_the_harness_leaves_the_server_stack_unloaded() -> None:
     probe = (
         "import sys, json\n"
-        "import harness.manifest, harness.cli, harness.plugin, fake_providers.payment\n"
+        "import harness.workflow.manifest, harness.front.cli, harness.front.plugin, "
+        "fake_providers.payment\n"
         "heavy = ('fastapi', 'uvicorn', 'starlette', 'sqlite3', '_sqlite3',\n"
         "         'fake_providers.payment.app', 'fake_providers.payment.server')\n"
         "print(json.dumps([m for m in heavy if m in sys.modules]))\n"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.credential_fill import GENERIC_TOKEN_HOST
-from harness.manifest import load_manifest
-from harness.upstream_config import REFRESHED_TOKEN
+from harness.workflow.credential_fill import GENERIC_TOKEN_HOST
+from harness.workflow.manifest import load_manifest
+from harness.workflow.upstream_config import REFRESHED_TOKEN
 
 from .conftest import InProcessProvider
 from .upstream_helpers import configure

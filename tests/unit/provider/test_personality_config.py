@@ -18,8 +18,8 @@ def test_a_reference_regex_needs_one_group_and_a_value_kind() -> None:
 
 
 def test_the_manifest_maps_a_personality_with_its_default_reference() -> None:
-    from harness.manifest_upstreams import UpstreamSpec
-    from harness.upstream_config import configs_of
+    from harness.workflow.manifest_upstreams import UpstreamSpec
+    from harness.workflow.upstream_config import configs_of
 
     specs = {
         "api.notion.com": UpstreamSpec(personality="notion"),

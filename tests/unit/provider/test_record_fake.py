@@ -11,8 +11,8 @@ import pytest
 
 from fake_providers.payment.fakes.inbound import mime_subject
 from fake_providers.upstreams import ReferenceSource, Route, RouteTemplate, Upstream
-from harness.manifest import load_manifest
-from harness.upstream_config import REFRESHED_TOKEN, token_upstreams
+from harness.workflow.manifest import load_manifest
+from harness.workflow.upstream_config import REFRESHED_TOKEN, token_upstreams
 
 from .conftest import InProcessProvider
 from .upstream_helpers import configure

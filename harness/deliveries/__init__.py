@@ -1,6 +1,0 @@
-"""Delivery plans: HOW the sender sends. One module per plan (or family), registering by name;
-``harness.registry`` finds the modules, so a new plan is one new file here."""
-
-from harness.deliveries.base import DELIVERIES, DeliveryPlan, get_delivery, known_deliveries
-
-__all__ = ["DELIVERIES", "DeliveryPlan", "get_delivery", "known_deliveries"]

@@ -1,0 +1,55 @@
+"""Late redeliveries of an event the workflow already handled:
+
+- late:            after the first delivery got its 2xx (a webhook sender's duplicate);
+- late_after_ttl:  one attempt (no sender retry), then, once everything settled, the
+                   provider forgets its idempotency keys and the event comes again (with
+                   retries). With a crash after the commit, this is what catches a workflow
+                   that re-sends an unknown operation without looking it up first.
+
+Proof: the redelivery's time after the first one ended, and for ``late_after_ttl`` the
+provider's key TTL read back from the provider (0) while the redelivery runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.engine.deliveries.base import Plan, register
+
+if TYPE_CHECKING:
+    from harness.engine.contract import CaseWorld
+    from harness.engine.workload import BackgroundDelivery
+
+
+@register("late")
+class Late(Plan):
+    accepts = (frozenset({"quiet"}),)
+    resends = True
+    shares_stack = True  # the case's own redelivery (late_after_ttl's key expiry is stack-wide)
+
+    def after_settle(self, run: CaseWorld) -> bool:
+        first = run.attempts("d1")
+        if not first or first[-1].outcome != "ok":
+            return False  # nothing completed to redeliver: no proof
+        run.deliver(delivery="late")
+        self.fact = f"redelivered after the first delivery's 2xx at {first[-1].ended_at:.3f}"
+        return True
+
+
+@register("late_after_ttl")
+class LateAfterTtl(Plan):
+    offers = frozenset({"no_sender_retry"})
+    accepts = (frozenset({"quiet"}), frozenset({"worker_crash", "response_held"}))
+    resends = True
+
+    def start(self, run: CaseWorld) -> BackgroundDelivery:
+        return run.start_delivery(retry=False)
+
+    def after_settle(self, run: CaseWorld) -> bool:
+        with run.keys_expired():
+            ttl = run.provider.health().get("key_ttl_seconds")
+            run.journal.record("delivery.late", "keys expired", provider_ttl=ttl)
+            run.deliver(delivery="late")
+        if ttl == 0:
+            self.fact = "redelivered while the provider's key TTL read 0 (every key forgotten)"
+        return True

@@ -1,0 +1,122 @@
+"""A network link (or a set of them) is down for a while: Toxiproxy proxies disabled, so
+connections are refused and open ones are closed.
+
+- redis_blip:   every n8n -> Redis link for 2 s; healed once every n8n process says it
+                reconnected (held responses stay well inside the nodes' 10 s timeout);
+                the answer may still be lost, so a naive workflow may pass or be caught;
+- redis_outage: every n8n -> Redis link for 14 s, past n8n's 10 s threshold: n8n processes
+                exit by design and the heal restarts them;
+- postgres_cut: the target worker's and main's links to Postgres for 8 s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import ClassVar
+
+from harness.engine.faults.base import FaultContext, NoAction, register
+from harness.stack.n8n import N8nProcess
+from harness.stack.readiness import Readiness, wait_ready
+from harness.stack.toxiproxy import Proxy
+
+
+@dataclass(frozen=True)
+class Reconnection:
+    """Log lines by which an n8n process says it lost, then regained, the link."""
+
+    lost: str
+    recovered: str
+
+
+REDIS_RECONNECTION = Reconnection("Lost Redis connection", "Recovered Redis connection")
+RECONNECT_DEADLINE_S = 60.0
+
+
+@dataclass
+class LinkOutage(NoAction):
+    links: Callable[[FaultContext], list[Proxy]]
+    duration_s: float | None = None
+    loses_answer: bool = True  # type: ignore[misc]  # per instance: a blip is ridden out
+    may_lose_answer: bool = False  # type: ignore[misc]
+    offers: ClassVar[frozenset[str]] = frozenset({"link_outage"})
+    needs_window: ClassVar[frozenset[str]] = frozenset({"response_held"})
+    # If set, the heal returns only once every n8n process that lost the link says it is
+    # back: what happens next then happens on a reconnected stack, every run.
+    reconnection: Reconnection | None = None
+    _log_marks: dict[str, int] = field(default_factory=dict)
+    _down: list[str] = field(default_factory=list)
+    _disabled: list[Proxy] = field(default_factory=list)  # what the heal must enable again
+
+    def proof(self, ctx: FaultContext) -> str | None:
+        del ctx
+        return f"Toxiproxy reported {', '.join(self._down)} disabled" if self._down else None
+
+    def inject(self, ctx: FaultContext) -> None:
+        proxies = self.links(ctx)  # first: no target means nothing is touched
+        self._log_marks = {p.name: p.process.log_size() for p in ctx.stack.n8n_processes}
+        self._disabled.extend(proxies)
+        for proxy in proxies:
+            proxy.disable()
+        # Toxiproxy's own word that the links are down, read back from its API.
+        down = [p.name for p in proxies if not ctx.stack.toxiproxy.proxy(p.name).enabled]
+        self._down.extend(down)
+        ctx.journal.record(
+            "fault.inject", self.name, links=[p.name for p in proxies], duration_s=self.duration_s
+        )
+
+    def heal(self, ctx: FaultContext) -> None:
+        # What inject disabled, not a fresh lookup: a fault that never found its target
+        # (its window never opened) has nothing to heal.
+        for proxy in self._disabled:
+            proxy.enable()
+        self._disabled.clear()
+        revived = ctx.stack.revive()
+        if self.reconnection is not None and self._log_marks:
+            marks, self._log_marks = self._log_marks, {}
+            await_reconnection(ctx, marks, self.reconnection)
+        ctx.journal.record("fault.heal", self.name, restarted=revived)
+
+
+def await_reconnection(ctx: FaultContext, marks: dict[str, int], signal: Reconnection) -> None:
+    """Return once every n8n process named in ``marks`` (log sizes) that logged the link
+    lost since its mark logged it recovered; a deadline that expires raises."""
+
+    def reconnected(proc: N8nProcess) -> bool:
+        since = proc.process.log_since(marks.get(proc.name, 0))
+        lost = since.rfind(signal.lost)
+        return lost < 0 or since.find(signal.recovered, lost) >= 0
+
+    for proc in ctx.stack.n8n_processes:
+        if proc.name not in marks:  # e.g. restarted by the heal: a fresh log
+            continue
+        wait_ready(
+            Readiness(f"{proc.name} to reconnect", partial(reconnected, proc), proc.process),
+            RECONNECT_DEADLINE_S,
+        )
+
+
+def _redis_links(ctx: FaultContext) -> list[Proxy]:
+    return [p for name, p in ctx.stack.proxies.items() if name.endswith("_redis")]
+
+
+def _postgres_links(ctx: FaultContext) -> list[Proxy]:
+    worker = ctx.target()  # WindowNotOpened when no worker ran the execution
+    return [ctx.stack.proxies[f"worker{worker}_postgres"], ctx.stack.proxies["main_postgres"]]
+
+
+register(
+    "redis_blip",
+    lambda: LinkOutage(
+        _redis_links,
+        2.0,
+        loses_answer=False,
+        # Work that ends while main resubscribes to Redis may never reach the caller (seen on
+        # 2.40.7 even with the release held until every process reconnected).
+        may_lose_answer=True,
+        reconnection=REDIS_RECONNECTION,
+    ),
+)
+register("redis_outage", lambda: LinkOutage(_redis_links, 14.0))
+register("postgres_cut", lambda: LinkOutage(_postgres_links, 8.0))

@@ -1,0 +1,3 @@
+from harness.front.cli import main
+
+main()

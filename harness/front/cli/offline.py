@@ -1,0 +1,180 @@
+"""The commands that start nothing: `list`, `schema`, `report`, `show` and `recheck`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from harness.errors import HarnessError
+from harness.front.cli.common import console, fail, installer, keyword_option, warn
+from harness.front.cli.stack_count import keyword_selects
+from harness.front.options import click_options
+from harness.stack.install import DEFAULT_N8N_VERSION
+from harness.stack.run import default_runs_root
+
+
+@click.command(name="list")
+@keyword_option
+@click_options("list")
+@click.option(
+    "--verdicts",
+    is_flag=True,
+    help="List the verdicts instead (code, violation or not, meaning; by precedence).",
+)
+@click.option(
+    "--faults",
+    is_flag=True,
+    help="List the faults instead (name, whether every workflow runs it or only those whose "
+    "manifest names it in production_faults, its file).",
+)
+def list_cases(
+    workflows_dir: Path | None, verdicts: bool, faults: bool, keyword: str | None
+) -> None:
+    """List the cases of the crash matrix with their expected verdicts (starts nothing)."""
+    if faults:
+        from harness.engine.faults import FAULTS
+
+        for name in FAULTS.names():
+            runs = "opt-in" if FAULTS.create(name).opt_in else "matrix"
+            click.echo(f"{name:24} {runs:7} {Path(FAULTS.origin(name)).name}")
+        return
+    if verdicts:
+        from harness.judge.verdicts import print_vocabulary
+
+        print_vocabulary()
+        return
+    from harness.matrix.cases import matrix
+    from harness.workflow.manifest import BUNDLED_WORKFLOWS, discover
+
+    try:
+        cases = matrix(discover(workflows_dir or BUNDLED_WORKFLOWS, on_warning=warn))
+    except HarnessError as exc:
+        fail(exc)
+    try:
+        cases = [case for case in cases if keyword_selects(case.id, keyword)]
+    except HarnessError as exc:
+        fail(exc)
+    for case in cases:
+        expected = "/".join(sorted(v.value for v in case.expected))
+        click.echo(f"{case.id:60} expect {expected}")
+    console.print(f"{len(cases)} cases")
+
+
+@click.command()
+@click.option(
+    "--project",
+    is_flag=True,
+    help="the schema of n8n-chaos-project.json (a folder of n8n exports) instead",
+)
+def schema(project: bool) -> None:
+    """Print the JSON Schema of manifest.json (for editors: README says how to use it)."""
+    from harness.workflow.manifest_model import json_schema
+
+    click.echo(json.dumps(json_schema(project=project), indent=2))
+
+
+@click.command()
+@click.option(
+    "--results",
+    "results",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="An Allure results folder a run wrote (`run --alluredir`); repeat it to merge "
+    "several (one per CI shard) into one report. Default: allure-results.",
+)
+@click.option(
+    "--out",
+    default="allure-report",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where the report goes (one self-contained index.html, and history/ for the next).",
+)
+@click.option(
+    "--history",
+    "history",
+    default=None,
+    type=click.Path(path_type=Path),
+    help="The previous report's folder (or its history/history.jsonl): trends and each "
+    "case's history across runs.",
+)
+def report(results: tuple[Path, ...], out: Path, history: Path | None) -> None:
+    """Build the Allure report of a run: a single index.html to publish (works offline).
+
+    The verdict grid (workflows down, scenarios across) is the first thing on the page;
+    each case has its phases as steps, its timeline, evidence and logs.
+    """
+    from harness.report.build import build_report
+
+    try:
+        index = build_report(
+            list(results) or [Path("allure-results")],
+            out,
+            lambda: installer(DEFAULT_N8N_VERSION).allure_cli(),
+            history_from=history,
+        )
+    except HarnessError as exc:
+        fail(exc)
+    console.print(f"report: {index.resolve()}")
+    console.print(f"history for the next report: {(out / 'history').resolve()}")
+
+
+@click.command()
+@click.argument("case")
+@click.option(
+    "--runs",
+    "runs_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The runs folder (or one run's folder) to look in (default: N8N_CHAOS_RUNS, "
+    "else ./.n8n-chaos/runs).",
+)
+def show(case: str, runs_dir: Path | None) -> None:
+    """Show one saved case: its verdict, why, the proofs and a timeline.
+
+    CASE is a case id (the newest run that has it), or a path to its evidence.json or
+    its folder. Starts nothing.
+    """
+    from harness.report import inspect
+
+    out = Console(highlight=False, soft_wrap=True)
+    try:
+        path = inspect.find_evidence(case, runs_dir or default_runs_root())
+        out.print(inspect.show(inspect.load(path), path))
+    except HarnessError as exc:
+        fail(exc)
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+def recheck(path: Path) -> None:
+    """Re-judge saved evidence with the current oracle, offline.
+
+    PATH is a run folder (every case in it) or one case (its folder or evidence.json).
+    Prints a line per case, the verdict grid and which verdicts changed against the saved
+    ones; exits 0 (all as expected), 1 (a violation) or 2 (a case without a verdict).
+    """
+    from harness.matrix.cases import scenarios
+    from harness.report import inspect
+    from harness.terminal.grid import build_grid
+    from harness.terminal.outcome import exit_code
+    from harness.terminal.view import case_line, grid_view, totals
+
+    out = Console(highlight=False, soft_wrap=True)
+    try:
+        saved = inspect.saved_verdicts(path)
+        rechecked = [inspect.recheck(f, saved) for f in inspect.evidence_files(path)]
+    except HarnessError as exc:
+        fail(exc)
+    outcomes = [r.outcome for r in rechecked]
+    for outcome in outcomes:
+        out.print(case_line(outcome), no_wrap=True, overflow="ellipsis", crop=out.is_terminal)
+    grid = build_grid(outcomes, [s.id for s in scenarios()])
+    out.print()
+    out.print(grid_view(grid))
+    out.print(totals(grid))
+    out.print(inspect.changes_view(rechecked))
+    sys.exit(int(exit_code(outcomes)))

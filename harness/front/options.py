@@ -1,0 +1,304 @@
+"""Internal: The options of a stack run, declared once.
+
+Each ``Option`` is rendered as a click option of the commands it names (``n8n-chaos up``,
+``run``, ...) and as a pytest option of ``harness.front.plugin``; ``n8n-chaos run`` hands every
+one it was given on to pytest by its pytest flag. A new option is one entry in ``OPTIONS``
+(and, when ``up`` uses it, a parameter of ``up``).
+
+Light on purpose (no click, no pytest at import): the warm runner's client reads the flags
+here to decide whether a run can be handed over, and it must start in milliseconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from harness.stack.install import DEFAULT_N8N_VERSION, SUPPORTED_N8N_VERSIONS
+
+if TYPE_CHECKING:
+    import click
+    import pytest
+
+Command = Literal["install", "up", "run", "list", "findings"]
+# value: one value; flag: on when given; multiple: repeatable, a list of values.
+Kind = Literal["value", "flag", "multiple"]
+# dir / file: a path (click checks what it names; pytest hands on the string).
+ValueType = Literal["str", "int", "float", "dir", "file"]
+Default = str | int | float | bool | None
+F = TypeVar("F", bound=Callable[..., Any])
+
+# `run -j N`: the stacks side by side; pytest-xdist's own flags for the same (pytest users).
+JOBS_FLAGS = ("-j", "--jobs")
+XDIST_FLAGS = ("-n", "--numprocesses")
+
+
+@dataclass(frozen=True)
+class Option:
+    dest: str  # the value's Python name (a parameter of the click command)
+    pytest_flag: str  # harness.front.plugin's option, and what `run` hands the value on as
+    help: str  # one sentence; click shows the default itself, pytest gets "(default X)"
+    cli_flag: str | None = None  # the CLI's own name, when shorter; the pytest flag works too
+    commands: frozenset[Command] = frozenset({"up", "run"})
+    kind: Kind = "value"
+    type: ValueType = "str"
+    default: Default = None
+    choices: tuple[str, ...] | None = None
+    minimum: int | None = None
+    metavar: str | None = None
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """Every spelling the CLI accepts (its own name first)."""
+        if self.cli_flag is None or self.cli_flag == self.pytest_flag:
+            return (self.pytest_flag,)
+        return (self.cli_flag, self.pytest_flag)
+
+    def pytest_args(self, value: Any) -> list[str]:
+        """How `run` hands a value on to pytest: nothing when it is the default."""
+        if self.kind == "flag":
+            return [self.pytest_flag] if value else []
+        if self.kind == "multiple":
+            return [f"{self.pytest_flag}={item}" for item in value or ()]
+        if value is None or value == self.default:
+            return []
+        return [f"{self.pytest_flag}={value}"]
+
+    # -- renderings ----------------------------------------------------------------------
+    def add_to_pytest(self, group: pytest.OptionGroup) -> None:
+        if self.kind == "flag":
+            group.addoption(self.pytest_flag, action="store_true", default=False, help=self.help)
+            return
+        extra: dict[str, Any] = {}
+        if self.kind == "multiple":
+            extra["action"] = "append"
+        elif self.type in ("int", "float"):
+            extra["type"] = int if self.type == "int" else float
+        if self.choices is not None:
+            extra["choices"] = self.choices
+        shown = f" (default {self.default})" if self.default is not None else ""
+        group.addoption(
+            self.pytest_flag,
+            default=self.default,
+            metavar=self.metavar,
+            help=self.help + shown,
+            **extra,
+        )
+
+    def click_decorator(self) -> Callable[[F], F]:
+        import click
+
+        if self.kind == "flag":
+            return click.option(*self.flags, self.dest, is_flag=True, help=self.help)
+        return click.option(
+            *self.flags,
+            self.dest,
+            type=self._click_type(),
+            default=self.default,
+            show_default=self.default is not None,
+            multiple=self.kind == "multiple",
+            metavar=self.metavar,
+            help=self.help,
+        )
+
+    def _click_type(self) -> click.ParamType[Any]:
+        import click
+
+        if self.choices is not None:
+            return click.Choice(self.choices)
+        if self.type == "dir":
+            return click.Path(file_okay=False, path_type=Path)
+        if self.type == "file":
+            return click.Path(dir_okay=False, path_type=Path)
+        if self.type == "int":
+            return click.IntRange(min=self.minimum) if self.minimum is not None else click.INT
+        return click.FLOAT if self.type == "float" else click.STRING
+
+
+RUN_ONLY: frozenset[Command] = frozenset({"run"})
+
+OPTIONS: tuple[Option, ...] = (
+    # -- the stack's shape (StackConfig; a live `up` stack is attached when they match) --
+    Option(
+        "n8n_version",
+        "--n8n-version",
+        f"n8n version of the stack (tested: {', '.join(SUPPORTED_N8N_VERSIONS)}).",
+        commands=frozenset({"install", "up", "run"}),
+        default=DEFAULT_N8N_VERSION,
+    ),
+    Option(
+        "workers",
+        "--n8n-workers",
+        "Number of n8n workers in the stack.",
+        cli_flag="--workers",
+        type="int",
+        default=2,
+        minimum=1,
+    ),
+    Option(
+        "webhook_processor",
+        "--n8n-webhook-processor",
+        "Also run `n8n webhook`; production webhooks then go to it.",
+        cli_flag="--webhook-processor",
+        kind="flag",
+    ),
+    Option(
+        "n8n_timings",
+        "--n8n-timings",
+        "n8n's lock, renew and stall settings: fast (lock 5 s, renew 2 s, stall check 5 s) or "
+        "default (n8n's shipped 60 s, 10 s, 30 s); a finding about stalls holds under the one "
+        "it ran with.",
+        commands=frozenset({"up", "run", "findings"}),
+        default="fast",
+        metavar="fast|default",
+    ),
+    Option(
+        "ready_timeout",
+        "--n8n-ready-timeout",
+        "Seconds each part may take to become ready.",
+        cli_flag="--ready-timeout",
+        type="float",
+        default=180.0,
+    ),
+    Option(
+        "fresh_db",
+        "--n8n-fresh-db",
+        "Migrate a fresh n8n database instead of copying the cached migrated template.",
+        cli_flag="--fresh-db",
+        kind="flag",
+    ),
+    Option(
+        "backend",
+        "--backend",
+        "native: the parts as child processes; compose: as containers (needs "
+        "scripts/docker-setup.sh).",
+        default="native",
+        choices=("native", "compose"),
+    ),
+    Option(
+        "n8n_image",
+        "--n8n-image",
+        "With --backend compose: run this n8n image (e.g. your own, with community nodes) "
+        "instead of the locally built one.",
+        metavar="IMAGE",
+    ),
+    # -- what runs, and where its evidence goes -------------------------------------------
+    Option(
+        "workflows_dir",
+        "--chaos-workflows",
+        "Folder of workflows under test, one sub-folder each with manifest.json "
+        "(default: the bundled workflows_under_test).",
+        cli_flag="--workflows",
+        commands=frozenset({"list", "run", "up"}),
+        type="dir",
+        metavar="DIR",
+    ),
+    Option(
+        "runs_dir",
+        "--n8n-runs-dir",
+        "Where run folders (logs, evidence) go, and where a live `up` stack is looked for "
+        "(default: N8N_CHAOS_RUNS, else ./.n8n-chaos/runs).",
+        cli_flag="--runs-dir",
+        commands=RUN_ONLY,
+        type="dir",
+        metavar="DIR",
+    ),
+    Option(
+        "shard",
+        "--shard",
+        "Run only shard I of N of the selected tests (stable split; one CI machine each).",
+        commands=RUN_ONLY,
+        metavar="I/N",
+    ),
+    Option(
+        "shard_timings",
+        "--shard-timings",
+        "timings.json of an earlier run: balance --shard by measured cost (default: by a "
+        "hash of each case id). Repeatable.",
+        commands=RUN_ONLY,
+        kind="multiple",
+        type="file",
+        metavar="FILE",
+    ),
+    Option(
+        "repeat",
+        "--chaos-repeat",
+        "Run every case N times (ids end in -r1..-rN).",
+        cli_flag="--repeat",
+        commands=RUN_ONLY,
+        type="int",
+        minimum=1,
+        metavar="N",
+    ),
+    Option(
+        "harness_retries",
+        "--chaos-harness-retries",
+        "Run a case again, up to N times, when its fault did not land (NO-EVIDENCE, a "
+        "harness error, never a pass); each try's evidence stays in cases/<id>.try<k> "
+        "(0: never).",
+        cli_flag="--harness-retries",
+        commands=RUN_ONLY,
+        type="int",
+        default=1,
+        minimum=0,
+        metavar="N",
+    ),
+    Option(
+        "alone",
+        "--chaos-alone",
+        "Run every case with the stack to itself (by default the cases that touch no "
+        "process or link run up to 4 at once beside each other: harness.engine.batch).",
+        cli_flag="--alone",
+        commands=RUN_ONLY,
+        kind="flag",
+    ),
+    # -- the warm stack of `n8n-chaos up` (harness.front.attach) -----------------------------
+    Option(
+        "attach_dir",
+        "--n8n-attach",
+        "Use the warm stack `n8n-chaos up` runs in RUN_DIR. By default the newest live one "
+        "under the runs folder is used when it has this run's options; with several stacks "
+        "(-j/-n) only the first attaches, the others start their own.",
+        cli_flag="--attach",
+        commands=RUN_ONLY,
+        type="dir",
+        metavar="RUN_DIR",
+    ),
+    Option(
+        "no_attach",
+        "--n8n-no-attach",
+        "Start a fresh stack even when `n8n-chaos up` runs one.",
+        cli_flag="--no-attach",
+        commands=RUN_ONLY,
+        kind="flag",
+    ),
+)
+
+BY_DEST = {option.dest: option for option in OPTIONS}
+
+
+def for_command(command: Command) -> tuple[Option, ...]:
+    return tuple(option for option in OPTIONS if command in option.commands)
+
+
+def click_options(command: Command) -> Callable[[F], F]:
+    """A decorator adding the command's declared options, in declaration order."""
+
+    def decorate(function: F) -> F:
+        for option in reversed(for_command(command)):
+            function = option.click_decorator()(function)
+        return function
+
+    return decorate
+
+
+def add_pytest_options(group: pytest.OptionGroup) -> None:
+    for option in OPTIONS:
+        option.add_to_pytest(group)
+
+
+def pytest_args(values: Mapping[str, Any], options: Iterable[Option]) -> list[str]:
+    """The pytest arguments for the given values (by dest) of these options."""
+    return [arg for option in options for arg in option.pytest_args(values.get(option.dest))]

@@ -1,0 +1,237 @@
+"""Verdicts per business key, from saved evidence only (Jepsen's checker, kept apart).
+
+The oracle is pure: ``judge(Evidence)`` reads plain data (the provider's commits, the sender's
+history, the workflow ledger, the proofs that the fault landed, whether the case settled) and
+starts nothing. A saved ``evidence.json`` can be re-judged offline with the current oracle.
+
+A definite violation that the ground truth shows outranks everything else, also a fault that
+did not land (then the explanation says so). The verdicts, in order of precedence, with their
+meanings: ``harness.judge.verdicts`` (``n8n-chaos list --verdicts``); this module decides when each
+is given.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+# Re-exported: `from harness.judge.oracle import Verdict` keeps working.
+from harness.judge.verdicts import Verdict as Verdict
+
+# Ledger states that mean "nobody knows yet whether the effect happened", unless the
+# workflow's manifest names its own (ledger.unknown_states).
+UNRESOLVED_LEDGER_STATES = ("unknown", "claimed", "sending", "pending", "processing")
+
+VIOLATIONS = frozenset(v for v in Verdict if v.violation)
+
+
+@dataclass(frozen=True)
+class CommitRow:
+    effect_id: str
+    attempt_no: int
+    committed_at: float
+    idempotency_key: str | None
+    reference: str = ""
+    effect: str = "charge"
+
+
+@dataclass(frozen=True)
+class AttemptRow:
+    """One attempt of the sender, as the oracle needs it."""
+
+    delivery: str  # "d1", "dup3", "late", "changed", ...
+    outcome: str  # ok | fail | info
+    status: int | None
+    effect_id: str | None = None  # from the 2xx body, when the manifest says where it is
+    changed_payload: bool = False  # sent with another payload than the original event
+
+
+@dataclass(frozen=True)
+class Proof:
+    """A fact outside the harness's own notes that a plug-in's window was hit (or not)."""
+
+    role: str  # fault | crashpoint | delivery
+    name: str
+    held: bool
+    fact: str
+
+
+@dataclass(frozen=True)
+class Evidence:
+    key: str
+    promise: str  # exactly_once | at_most_once | none
+    effect: str  # the provider effect kind the workflow performs: charge | email
+    commits: list[CommitRow]  # commits for the key and the effect
+    attempts: list[AttemptRow]
+    proofs: list[Proof]
+    stray_commits: list[CommitRow] = field(default_factory=list)
+    declined: bool = False  # the provider definitely refused the effect (a stored decline)
+    # The workflow answers "accepted" before its work: a 2xx then promises the effect will
+    # happen (LOST if it never does), not that a given payload was charged.
+    acknowledges_early: bool = False
+    effect_possible: bool = True  # False when the scenario makes the provider fail every try
+    ledger_state: str | None = None
+    ledger_done_state: str | None = None
+    ledger_unknown_states: list[str] = field(default_factory=list)
+    ledger_failed_states: list[str] = field(default_factory=list)
+    error_workflow_runs: int | None = None  # None: the scenario does not check it
+    settled: bool = True
+    live_executions: list[str] = field(default_factory=list)
+    execution_ids: list[str] = field(default_factory=list)
+    # The control case: nothing was broken, so the effect must happen whatever the promise.
+    control: bool = False
+    # What n8n says stopped a failed execution ("node 'Charge' failed: ..."), one line each.
+    node_failures: list[str] = field(default_factory=list)
+    # Requests of the workflow that the intercepting proxy refused (no fake for their host).
+    refused_requests: list[str] = field(default_factory=list)
+
+    @property
+    def acknowledged(self) -> bool:
+        return any(a.outcome == "ok" and not a.changed_payload for a in self.attempts)
+
+    @property
+    def fault_landed(self) -> bool:
+        return all(p.held for p in self.proofs)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Evidence:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in doc.items() if k in known}
+        values["commits"] = [CommitRow(**c) for c in doc["commits"]]
+        values["stray_commits"] = [CommitRow(**c) for c in doc.get("stray_commits", [])]
+        values["attempts"] = [AttemptRow(**a) for a in doc["attempts"]]
+        values["proofs"] = [Proof(**p) for p in doc["proofs"]]
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    explanation: str
+
+
+def judge(evidence: Evidence) -> Judgement:
+    e = evidence
+    where = _where(e)
+    unproven = [p for p in e.proofs if not p.held]
+    caveat = (
+        "; and the intended fault was not proven to land (" + _facts(unproven) + ")"
+        if unproven
+        else ""
+    )
+    found = _definite(e)
+    if found is None and not e.settled:
+        live = ", ".join(e.live_executions) or "?"
+        return Judgement(
+            Verdict.STUCK,
+            f"the case never settled: executions {live} still live at the deadline "
+            f"(an n8n finding); {where}{caveat}",
+        )
+    found = found or _settled_only(e)
+    if found is not None:
+        verdict, why = found
+        return Judgement(verdict, f"{why}; {where}{caveat}")
+    if unproven:
+        return Judgement(
+            Verdict.NO_EVIDENCE,
+            f"the fault did not land in its window: {_facts(unproven)}; {where}",
+        )
+    ack = "acknowledged" if e.acknowledged else "never acknowledged to the sender"
+    landed = _facts(e.proofs)
+    return Judgement(Verdict.PASS, f"{len(e.commits)} commit(s), {ack}; proven: {landed}; {where}")
+
+
+def _definite(e: Evidence) -> tuple[Verdict, str] | None:
+    """Violations that no later work can undo: commits never disappear, answers were given."""
+    # Per effect kind: a workflow that creates a customer and then a payment for one order
+    # made two effects once each, not one effect twice.
+    kind, n = Counter(c.effect for c in e.commits).most_common(1)[0] if e.commits else ("", 0)
+    if n >= 2:
+        return Verdict.DUPLICATE, f"{n} {kind} commits for one business event"
+    if e.stray_commits:
+        stray = ", ".join(f"{c.effect_id} ({c.effect}, ref {c.reference})" for c in e.stray_commits)
+        return Verdict.STRAY, f"commits nobody accounts for during the case: {stray}"
+    original = [a for a in e.attempts if not a.changed_payload]
+    if n >= 1 and not e.acknowledged and any(a.outcome == "fail" for a in original):
+        failed = _statuses(a for a in original if a.outcome == "fail")
+        return Verdict.CONTRADICTED, f"the sender was told 'failed' ({failed}) but it committed"
+    committed_ids = {c.effect_id for c in e.commits}
+    for a in original:
+        if a.outcome == "ok" and a.effect_id is not None and a.effect_id not in committed_ids:
+            return (
+                Verdict.CONTRADICTED,
+                f"a 2xx named effect {a.effect_id}, but the provider committed "
+                f"{sorted(committed_ids) or 'nothing'}",
+            )
+    changed_ok = any(a.outcome == "ok" for a in e.attempts if a.changed_payload)
+    if n <= 1 and changed_ok and not e.acknowledges_early:
+        return (
+            Verdict.CONTRADICTED,
+            "the changed payload was answered 2xx, but the provider committed only the original",
+        )
+    return None
+
+
+def _settled_only(e: Evidence) -> tuple[Verdict, str] | None:
+    """Verdicts that only hold once nothing is running any more."""
+    n = len(e.commits)
+    if n == 0 and e.acknowledged:
+        return Verdict.LOST, "the sender got a 2xx but nothing was committed"
+    if e.ledger_state is not None:
+        if e.ledger_state == e.ledger_done_state and n == 0:
+            return Verdict.CONTRADICTED, f"the ledger says {e.ledger_state!r} with no commit"
+        if e.ledger_state in e.ledger_failed_states and n >= 1:
+            return Verdict.CONTRADICTED, f"the ledger says {e.ledger_state!r} but it committed"
+    if n == 0 and e.node_failures and not e.fault_landed and e.effect_possible:
+        # The workflow fails on its own before its effect (the window never opened): n8n
+        # names the node, and that outranks the fault that found nothing to strike.
+        return Verdict.NOT_DONE, "the workflow failed on its own before its effect"
+    # Whatever a workflow promises under faults, with nothing broken it must do its work.
+    promised = e.promise == "exactly_once" or e.control
+    if n == 0 and promised and e.effect_possible and not e.declined:
+        return Verdict.NOT_DONE, "the effect never happened and the provider never declined it"
+    if e.error_workflow_runs is not None and e.error_workflow_runs != 1:
+        return (
+            Verdict.UNHANDLED,
+            f"the Error Workflow ran {e.error_workflow_runs} time(s), not once",
+        )
+    if e.error_workflow_runs is not None and e.ledger_state not in e.ledger_failed_states:
+        return (
+            Verdict.UNHANDLED,
+            f"after the Error Workflow the ledger says {e.ledger_state!r}, not one of the "
+            f"failed (actionable) states {e.ledger_failed_states}",
+        )
+    if e.ledger_state is not None and e.ledger_state in e.ledger_unknown_states:
+        return (
+            Verdict.UNRECONCILED,
+            f"the workflow ledger still says {e.ledger_state!r} and nothing resolved it",
+        )
+    return None
+
+
+def _statuses(attempts: Iterable[AttemptRow]) -> str:
+    return ", ".join(f"{a.delivery}: {a.status}" for a in attempts)
+
+
+def _facts(proofs: Iterable[Proof]) -> str:
+    return "; ".join(f"{p.role} {p.name}: {p.fact}" for p in proofs) or "nothing to prove"
+
+
+def _where(e: Evidence) -> str:
+    commits = (
+        ", ".join(f"{c.effect_id} (provider attempt {c.attempt_no})" for c in e.commits) or "none"
+    )
+    where = (
+        f"key {e.key}: commits [{commits}]; ledger {e.ledger_state!r}; "
+        f"executions {e.execution_ids or 'none'}"
+    )
+    if e.node_failures:
+        where += f"; n8n: {'; '.join(e.node_failures)}"
+    if e.refused_requests:
+        where += f"; refused (no fake for the host): {', '.join(e.refused_requests)}"
+    return where

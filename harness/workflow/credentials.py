@@ -1,0 +1,190 @@
+"""Internal: Credentials the workflow names, provided: for each credential a node references
+(``node.credentials: {type: {id, name}}``) the harness creates one in the test n8n with that
+name and type, its data pointing at the fakes (``harness.workflow.credential_fill``), and the
+deployed copy of the workflow carries the new id. Nothing of it is written back to the file.
+
+``check`` runs when the manifest loads: a node that needs a credential the file does not
+reference, or one of a type the harness cannot fill, is one ``ConfigError`` line naming the
+node, the type and the manifest field that fills it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError, SetupError
+from harness.stack.triggers import TRIGGER_NODE_TYPES
+from harness.workflow import workflow_json as wj
+from harness.workflow.credential_fill import FillContext, credential_data
+
+# The stack's own credential (the ledger database): every postgres reference is bound to it.
+STACK_PROVIDED = ("postgres",)
+# Built-in nodes -> (the parameter choosing the auth method, its default, method -> type).
+_NODE_AUTH: dict[str, tuple[str, str, dict[str, str]]] = {
+    "n8n-nodes-base.stripe": ("", "", {"": "stripeApi"}),
+    "n8n-nodes-base.emailSend": ("", "", {"": "smtp"}),
+    "n8n-nodes-base.gmail": (
+        "authentication",
+        "oAuth2",
+        {"oAuth2": "gmailOAuth2", "serviceAccount": "googleApi"},
+    ),
+    "n8n-nodes-base.googleSheets": (
+        "authentication",
+        "oAuth2",
+        {"oAuth2": "googleSheetsOAuth2Api", "serviceAccount": "googleApi"},
+    ),
+    "n8n-nodes-base.notion": ("authentication", "apiKey", {"apiKey": "notionApi"}),
+    "n8n-nodes-base.airtable": (
+        "authentication",
+        "airtableTokenApi",
+        {"airtableTokenApi": "airtableTokenApi", "airtableOAuth2Api": "airtableOAuth2Api"},
+    ),
+    "n8n-nodes-base.sendGrid": ("", "", {"": "sendGridApi"}),
+    "n8n-nodes-base.pipedrive": (
+        "authentication",
+        "apiToken",
+        {"apiToken": "pipedriveApi", "oAuth2": "pipedriveOAuth2Api"},
+    ),
+    "n8n-nodes-base.postgres": ("", "", {"": "postgres"}),
+}
+HTTP_REQUEST_NODE_TYPE = "n8n-nodes-base.httpRequest"
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One credential one node references (the file's id and name, as exported)."""
+
+    node: str
+    type: str
+    name: str | None
+    id: str | None
+
+    @property
+    def key(self) -> tuple[str, str | None, str | None]:
+        """References with one key share one created credential (as they shared one in n8n)."""
+        return (self.type, self.id, self.name)
+
+
+def references(workflow: dict[str, Any]) -> Iterator[Reference]:
+    for node in workflow.get("nodes", []):
+        creds = node.get("credentials")
+        if node.get("disabled", False) or not isinstance(creds, dict):
+            continue
+        for type_, ref in creds.items():
+            ref = ref if isinstance(ref, dict) else {"name": ref}  # old exports: the name only
+            name, id_ = ref.get("name"), ref.get("id")
+            yield Reference(
+                str(node.get("name")),
+                str(type_),
+                None if name is None else str(name),
+                None if id_ is None else str(id_),
+            )
+
+
+def needed_types(node: dict[str, Any]) -> list[str]:
+    """The credential types a node cannot run without (as far as the harness knows nodes)."""
+    params = node.get("parameters") if isinstance(node.get("parameters"), dict) else {}
+    assert isinstance(params, dict)
+    kind = str(node.get("type"))
+    if kind in TRIGGER_NODE_TYPES:
+        auth = wj.trigger_auth_type(node, "workflow")
+        return [] if auth is None else [auth]
+    if kind == HTTP_REQUEST_NODE_TYPE:
+        method = params.get("authentication", "none")
+        chosen = {
+            "predefinedCredentialType": params.get("nodeCredentialType"),
+            "genericCredentialType": params.get("genericAuthType"),
+        }.get(str(method))
+        return [chosen] if isinstance(chosen, str) and chosen else []
+    if kind in _NODE_AUTH:
+        parameter, default, types = _NODE_AUTH[kind]
+        method = str(params.get(parameter, default)) if parameter else ""
+        return [types[method]] if method in types else []
+    return []
+
+
+def check(
+    workflow: dict[str, Any],
+    workflow_path: Path,
+    manifest_path: Path,
+    given: dict[str, dict[str, Any]],
+) -> None:
+    """Every credential the workflow needs is referenced and fillable, else one error line."""
+    ctx = FillContext(smtp_port=0, redis_port=0)  # the shapes only; no data leaves this check
+    for node in workflow.get("nodes", []):
+        if node.get("disabled", False):
+            continue
+        referenced = node.get("credentials") if isinstance(node.get("credentials"), dict) else {}
+        assert isinstance(referenced, dict)
+        for type_ in needed_types(node):
+            if type_ not in referenced and type_ not in given and type_ not in STACK_PROVIDED:
+                raise ConfigError(
+                    f"{workflow_path}: node {node.get('name')!r} needs a {type_} credential "
+                    f'that the file does not reference; add {{"{type_}": {{}}}} to '
+                    f"{manifest_path} field 'credentials' (the harness creates it and binds it "
+                    "to the node), or select a credential on the node and export again"
+                )
+    for ref in references(workflow):
+        if ref.type in STACK_PROVIDED or credential_data(ref.type, ref.name, ctx, given):
+            continue
+        raise ConfigError(
+            f"{workflow_path}: node {ref.node!r} uses a {ref.type} credential "
+            f"({ref.name or 'unnamed'}) that the harness cannot fill; give its data in "
+            f"{manifest_path} field 'credentials.{ref.type}', e.g. "
+            f'{{"{ref.type}": {{"apiKey": "test"}}}} (the fields of n8n\'s {ref.type} type)'
+        )
+
+
+CreateCredential = Callable[[str, str, dict[str, Any]], str]
+
+
+def provision(
+    workflow: dict[str, Any],
+    create: CreateCredential,
+    ctx: FillContext,
+    given: dict[str, dict[str, Any]],
+    provided: dict[str, str] | None = None,
+    fixed: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A copy of the workflow whose credential references carry ids of credentials created
+    now (``create(name, type, data)`` returns the id). ``provided``: type -> an id the stack
+    already has (the ledger's postgres); ``fixed``: node name -> the data of its credential
+    (the trigger's auth, whose secret the sender sends). A node that needs a type the file does
+    not reference, but the manifest gives, gets the reference added."""
+    provided = provided or {}
+    fixed = fixed or {}
+    bound = copy.deepcopy(workflow)
+    created: dict[tuple[str, str | None, str | None], str] = {}
+    for node in bound.get("nodes", []):
+        if node.get("disabled", False):
+            continue
+        creds = node.setdefault("credentials", {})
+        for type_ in needed_types(node):
+            creds.setdefault(type_, {"name": f"n8n-chaos {type_}"})
+        if not creds:
+            del node["credentials"]
+        for type_, ref in list(creds.items()):
+            ref = ref if isinstance(ref, dict) else {"name": ref}
+            creds[type_] = ref
+            if type_ in provided:
+                ref["id"] = provided[type_]
+                continue
+            node_name = str(node.get("name"))
+            own = fixed.get(node_name)
+            key = (type_, ref.get("id"), ref.get("name") if own is None else f"node:{node_name}")
+            if key not in created:
+                name = str(ref.get("name") or f"n8n-chaos {type_}")
+                try:
+                    data = own if own is not None else credential_data(type_, name, ctx, given)
+                except LookupError as exc:
+                    raise SetupError(f"credential {name!r} ({type_}): {exc}") from exc
+                if data is None:  # check() refused it at load; a defensive message
+                    raise SetupError(f"no data for credential {name!r} of type {type_}")
+                created[key] = create(name, type_, data)
+            ref["id"] = created[key]
+            ref.setdefault("name", f"n8n-chaos {type_}")
+    return bound

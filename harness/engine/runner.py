@@ -115,12 +115,10 @@ def new_key(case_id: str) -> str:
     return f"{case_id[:40]}-{uuid.uuid4().hex[:10]}"
 
 
-def reset_stack(stack: Stack, await_starting: bool = True) -> None:
-    """Undo whatever an earlier case may have left: toxics, links, processes, provider plan.
-    ``await_starting`` False: a worker that is booting again (after a kill) may go on booting
-    while the case settles on the others; the next case's reset waits for it."""
+def reset_stack(stack: Stack) -> None:
+    """Undo whatever an earlier case may have left: toxics, links, processes, provider plan."""
     stack.toxiproxy.reset()
-    stack.revive(await_starting)
+    stack.revive()
     provider = stack.require_provider()
     provider.control.clear_faults()
     provider.restore_ttl()
@@ -234,7 +232,7 @@ def _aftermath(run: CaseRun, plan: DeliveryPlan, record: CaseRecord) -> SettleRe
         if not run.wait_timed_heal():
             run.journal.record("deadline.expired", "the timed fault's own heal")
         if run.beside is None:  # beside others: its fault touched only its own reference
-            reset_stack(run.stack, await_starting=False)
+            reset_stack(run.stack)
     # A workflow's Wait nodes hold every execution by design: the deadline grows by them.
     deadline_s = SETTLE_S + run.workflow.waits_s
     with record.phase("settle"):

@@ -158,7 +158,6 @@ class N8nProcess:
         self.name = name
         self.role = role
         self.http_port = http_port
-        self.starting = False  # started again and not yet seen ready (start_again)
         self.user_folder = run.run_dir / "n8n" / name
         self.user_folder.mkdir(parents=True, exist_ok=True)
         role_env = {
@@ -239,19 +238,6 @@ class N8nProcess:
 
     def restart(self, ready_timeout_s: float = 120.0) -> float:
         """Stop (or reap a killed process), start again, wait ready; returns seconds to ready."""
-        self.start_again()
-        return self.await_ready(ready_timeout_s)
-
-    def start_again(self) -> None:
-        """Stop (or reap a killed process) and start again without waiting: the case goes on
-        with the other workers while this one boots, and the next case's reset waits for it
-        (``Stack.revive``)."""
         self.process.stop()
         self.process.start()
-        self.starting = True
-
-    def await_ready(self, ready_timeout_s: float = 120.0) -> float:
-        """Wait until it answers ready; returns the seconds waited."""
-        took = wait_ready(self.readiness(), ready_timeout_s)
-        self.starting = False
-        return took
+        return wait_ready(self.readiness(), ready_timeout_s)

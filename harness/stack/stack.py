@@ -203,10 +203,8 @@ class Stack:
             raise ConfigError("this needs the fake provider; start the stack with it")
         return self.provider
 
-    def revive(self, await_starting: bool = True) -> list[str]:
-        """Resume paused processes, restart dead n8n processes (main first) and wait for
-        those started again without waiting (``start_again``; not with ``await_starting``
-        False: a case that goes on without them); names them."""
+    def revive(self) -> list[str]:
+        """Resume paused processes and restart dead n8n processes (main first); names them."""
         revived = []
         for proc in self.n8n_processes:
             if proc.process.paused:
@@ -216,9 +214,6 @@ class Stack:
             if not proc.process.running:
                 proc.restart(self.config.ready_timeout_s)
                 revived.append(f"{proc.name} restarted")
-            elif proc.starting and await_starting:
-                proc.await_ready(self.config.ready_timeout_s)
-                revived.append(f"{proc.name} ready")
         return revived
 
     def worker_running(self, execution_id: str) -> int | None:

@@ -125,13 +125,11 @@ class FakeStack:
     intercept: Any = None  # no intercepting proxy: the fake workflows call no upstream host
     api: Any = None
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
-    revived: list[bool] = field(default_factory=list)  # each revive: awaited booting ones?
 
     def require_provider(self) -> FakeProvider:
         return self.provider
 
-    def revive(self, await_starting: bool = True) -> list[str]:
-        self.revived.append(await_starting)
+    def revive(self) -> list[str]:
         return []
 
     def executions(self, workflow_id: str, containing: str | None = None) -> list[dict[str, Any]]:

@@ -143,9 +143,6 @@ def test_a_correct_workflow_passes_and_every_phase_is_on_disk(stack: fakes.FakeS
     ]
     assert names[-1] == "collect"
     assert all(p["ended_at"] >= p["started_at"] for p in doc["phases"])
-    # The case starts on a whole stack; after its heal a worker may go on booting again
-    # while it settles on the others (the next case's reset waits for it).
-    assert stack.revived == [True, False]
     history = (result.evidence_path.parent / "history.jsonl").read_text().splitlines()
     assert [json.loads(line)["outcome"] for line in history] == ["ok"]
     assert doc["verdict"] == "PASS"

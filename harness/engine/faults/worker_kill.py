@@ -26,12 +26,10 @@ class WorkerKill(NoAction):
             self.killed.append(fact)
 
     def heal(self, ctx: FaultContext) -> None:
-        # Started again, not awaited: the live worker serves the case meanwhile (as the
-        # fault's premise says), and the next case's reset waits until this one is ready.
         for worker in ctx.stack.workers:
             if not worker.process.running:
-                worker.start_again()
-                ctx.journal.record("fault.heal", self.name, worker=worker.name, started=True)
+                took = worker.restart()
+                ctx.journal.record("fault.heal", self.name, worker=worker.name, ready_s=took)
 
     def proof(self, ctx: FaultContext) -> str | None:
         del ctx

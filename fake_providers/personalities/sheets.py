@@ -33,9 +33,13 @@ SHEETS = Collection(
     reads=routes("GET /v4/spreadsheets/*/values/*", "GET /v4/spreadsheets/*/values:batchGet"),
     per_path=True,
 )
-APPEND = routes("POST /v4/spreadsheets/*/values/*:append")
+(APPEND,) = routes("POST /v4/spreadsheets/*/values/*:append")
 _ROWS = re.compile(r"^[A-Za-z]*(\d*)(?::[A-Za-z]*(\d*))?$")
 _SPREADSHEET = re.compile(r"^/v4/spreadsheets/([^/:]+)")
+
+
+def _appends(inbound: Inbound) -> bool:
+    return APPEND.matches(inbound.method, inbound.path)
 
 
 def _parts(path: str) -> tuple[str, str]:
@@ -68,7 +72,7 @@ def key_of(collection: Collection, path: str) -> str:
 
 def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
     body = body_of(inbound)
-    if any(r.matches(inbound.method, inbound.path) for r in APPEND):
+    if _appends(inbound):
         return [
             {"id": str(make_id("")), "values": list(row)}
             for row in body.get("values") or []
@@ -97,7 +101,7 @@ def new_effect(collection: Collection, inbound: Inbound, records: list[Document]
     """One effect is a row past the last one in use: an append, or a row written below the
     sheet's last (the node's default append). Rows written in place, and a header written to
     an empty sheet's first row, are not effects."""
-    if any(r.matches(inbound.method, inbound.path) for r in APPEND):
+    if _appends(inbound):
         return True
     last = max(max(grid(records), default=0), 1)
     return any(document["row"] > last for document in _placed(inbound))
@@ -152,7 +156,7 @@ def created(collection: Collection, inbound: Inbound, records: list[Document]) -
         "updatedColumns": max((len(r["values"]) for r in records), default=0),
         "updatedCells": cells,
     }
-    if any(r.matches(inbound.method, inbound.path) for r in APPEND):
+    if _appends(inbound):
         return Answer(
             200, {"spreadsheetId": spreadsheet, "tableRange": sheet_range, "updates": updates}
         )

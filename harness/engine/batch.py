@@ -41,6 +41,12 @@ BATCH_MAX = 4
 _CASE_TEST = re.compile(r"::test_exactly_once\[(?P<case>.+)\]$")
 
 
+def _case_of(nodeid: str) -> str:
+    """The case id of a matrix test's node id ("" for any other test)."""
+    found = _CASE_TEST.search(nodeid)
+    return found["case"] if found is not None else ""
+
+
 def shares_stack(case: Case, workflow: WorkflowUnderTest) -> bool:
     """Whether the case may run beside others (see the module's doc)."""
     return (
@@ -82,11 +88,9 @@ def batches(
     hold them, so repeats of one scenario (e.g. concurrent r1-r5) spread over batches."""
     by_workflow: dict[str, list[tuple[str, str]]] = {}
     for nodeid in nodeids:
-        found = _CASE_TEST.search(nodeid)
-        if found is None or found["case"] not in shareable:
-            continue
-        case_id = found["case"]
-        by_workflow.setdefault(shareable[case_id], []).append((nodeid, case_id))
+        case_id = _case_of(nodeid)
+        if case_id in shareable:
+            by_workflow.setdefault(shareable[case_id], []).append((nodeid, case_id))
     names: dict[str, str] = {}
     for workflow, members in by_workflow.items():
         count = -(-len(members) // size)
@@ -108,8 +112,7 @@ def scopes(
     found = batches(nodeids, shareable)
     webhook = set(on_webhook_stack)
     for nodeid in nodeids:
-        case = _CASE_TEST.search(nodeid)
-        if case is not None and case["case"] in webhook:
+        if _case_of(nodeid) in webhook:
             found[nodeid] = WEBHOOK_SCOPE
     return found
 

@@ -135,8 +135,13 @@ def test_silent_targets_one_worker_both_ways_and_proves_the_held_socket(
     fault = get_fault("worker_redis_silent")
     fault.inject(ctx)
     listed = stack.proxies["worker1_redis"].listed
-    assert {t.stream for t in listed.values()} == {"upstream", "downstream"}
-    assert all(t.type == "timeout" and t.attributes == {"timeout": 0} for t in listed.values())
+    # Each stream: an hour's latency (holds a close the far end sends), then the drop.
+    assert [(t.type, t.stream, t.attributes) for t in listed.values()] == [
+        ("latency", "upstream", {"latency": 3_600_000}),
+        ("latency", "downstream", {"latency": 3_600_000}),
+        ("timeout", "upstream", {"timeout": 0}),
+        ("timeout", "downstream", {"timeout": 0}),
+    ]
     assert not stack.proxies["worker0_redis"].listed  # one worker, not all
     assert fault.duration_s == 12.0
     fault.heal(ctx)

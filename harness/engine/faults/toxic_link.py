@@ -4,7 +4,11 @@ nothing; each fault is its own small file (redis_silent.py, provider_slow_link.p
 
 - silent: a ``timeout`` toxic with ``timeout=0`` drops every byte of its stream and keeps the
   connection open (a NAT, firewall or load balancer that forgot the flow: a half-open link);
-  on both streams nothing passes either way, on one only that direction goes dark;
+  on both streams nothing passes either way, on one only that direction goes dark. Toxiproxy's
+  ``timeout`` toxic still passes a close on (a server that answers and closes, as the provider
+  does, would tell the client at once: "socket hang up"), so a ``latency`` toxic of an hour
+  goes ahead of it on each stream: what the far end sends, its close too, waits behind it, and
+  the link stays dark until the heal, as a forgotten flow does;
 - slow: a ``latency`` toxic delays every chunk of its stream by ``latency_ms``.
 
 Links are named ``<who>_<service>``: ``who`` is ``main``, ``webhook``, ``workers`` (every
@@ -24,9 +28,10 @@ that logged a lost Redis connection logged it recovered (deadline 60 s, else a h
 Proof, from outside the harness: Toxiproxy lists each toxic on its link (read back from its
 API after adding them), and the kernel lists ESTABLISHED client sockets to the links' listen
 ports (/proc/net/tcp) at the inject (the toxic held live connections) and again just before
-the heal (the processes kept them: nobody was told). No toxic listed, or no socket held, is
-no proof (NO-EVIDENCE). With ``--backend compose`` the sockets live in the containers'
-network namespace: the proof is then Toxiproxy's listing alone, and it says so.
+the heal (the processes kept them: nobody was told, until a client gave up on its own
+timeout). No toxic listed, or no socket held, is no proof (NO-EVIDENCE). With ``--backend
+compose`` the sockets live in the containers' network namespace: the proof is then
+Toxiproxy's listing alone, and it says so.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ WHO = ("main", "webhook", "workers", "target")
 MIN_HOLD_S = 1.0
 # The bundled workflows' HTTP nodes time out after 10 s (their own "timeout" option).
 NODE_TIMEOUT_S = 10.0
+HOLD_CLOSE_MS = 3_600_000  # the latency ahead of a silent toxic: longer than any hold
 
 
 @dataclass(frozen=True)
@@ -145,15 +151,20 @@ class ToxicLink(NoAction):
     def inject(self, ctx: FaultContext) -> None:
         proxies = [p for name in self.links for p in resolve(ctx, name)]  # first: no target
         self._log_marks = {p.name: p.process.log_size() for p in ctx.stack.n8n_processes}
+        toxics = [self.toxic]
+        if self.toxic.type == "timeout":  # the close waits behind the latency (see above)
+            toxics.insert(0, slow(HOLD_CLOSE_MS, self.toxic.streams))
         for proxy in proxies:
-            for stream in self.toxic.streams:
-                added = proxy.add_toxic(
-                    self.toxic.type,
-                    stream=stream,
-                    name=f"chaos_{self.name}_{stream}",
-                    **self.toxic.attributes,
-                )
-                self._added.append((proxy, added.name))
+            for toxic in toxics:
+                for stream in toxic.streams:
+                    added = proxy.add_toxic(
+                        toxic.type,
+                        stream=stream,
+                        name=f"chaos_{self.name}_{stream}"
+                        + ("_hold" if toxic is not self.toxic else ""),
+                        **toxic.attributes,
+                    )
+                    self._added.append((proxy, added.name))
         listed = [
             f"{proxy.name}:{name}"
             for proxy, name in self._added
@@ -184,7 +195,7 @@ class ToxicLink(NoAction):
                 if still >= 0
                 else "sockets not visible from the host (compose backend)"
             )
-            for proxy, name in self._added:
+            for proxy, name in reversed(self._added):  # the timeout toxic first: it closes
                 with suppress(ToxiproxyNotFound):  # gone already (a reset between cases)
                     proxy.remove_toxic(name)  # a timeout toxic closes what it held
             self._added.clear()

@@ -1,10 +1,12 @@
-"""redis_silent's judgement on evidence (no stack)."""
+"""The link-fault probes: one per link fault, and their judgement on evidence (no stack)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from harness.findings.base import UNDETERMINED, checked, get_probe
+from harness.engine.faults.base import get_fault, known_faults
+from harness.engine.faults.toxic_link import ToxicLink
+from harness.findings.base import UNDETERMINED, checked, get_probe, known_probes
 from tests.unit import probe_evidence as pe
 
 PROBE = get_probe("redis_silent")
@@ -30,7 +32,7 @@ def _evidence(
         "observed": {
             "timings": "fast",
             "hold_s": 12.0,
-            "toxics_listed": ["worker0_redis:probe_redis_silent_upstream"],
+            "proof": "Toxiproxy listed worker0_redis:chaos_redis_silent_upstream",
             "health": [GREEN] if health is None else health,
             "status_at_heal": "running",
             "sender_at_heal": None,
@@ -61,10 +63,28 @@ def test_a_red_health_check_and_no_work_after_the_heal_say_so() -> None:
     assert "worker1 ReadTimeout" in answer.why
 
 
-def test_no_toxic_listed_is_undetermined() -> None:
+def test_no_proof_is_undetermined() -> None:
     evidence = _evidence(["running", "success"], 1, 200)
-    evidence["observed"]["toxics_listed"] = []
+    evidence["observed"]["proof"] = None
     assert PROBE.judge(evidence).answer == UNDETERMINED
+
+
+def test_new_work_only_after_a_restart_says_so() -> None:
+    evidence = _evidence(["running", "success"], 1, 200)
+    evidence["observed"]["restarted"] = ["main restarted"]
+    answer = checked(PROBE, PROBE.judge(evidence))
+    assert answer.answer.startswith("work after the heal ran after a restart;")
+    assert "restarted at the heal: main restarted" in answer.why
+
+
+def test_every_link_fault_is_a_probe_that_says_its_fault() -> None:
+    links = [n for n in known_faults() if isinstance(get_fault(n), ToxicLink)]
+    assert {"redis_silent", "worker_redis_deaf", "provider_slow_link"} <= set(links)
+    assert set(links) <= set(known_probes())
+    assert get_probe("worker_redis_deaf").question.startswith(
+        "The running worker's redis link goes silent (bytes dropped, sockets kept), downstream only"
+    )
+    assert "Every worker's redis link" in get_probe("redis_silent").question
 
 
 def test_the_recorded_evidence_gives_the_recorded_answer() -> None:

@@ -16,12 +16,15 @@ An answer outside the vocabulary is a harness bug, never shown as a finding.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from harness.engine.registry import Registry
 from harness.errors import HarnessBug
+from harness.findings.window import Held, hold_after_commit
+from harness.findings.workflows import charge_workflow
+from harness.findings.world import ProbeWorld
 
 if TYPE_CHECKING:
     from harness.stack.stack import Stack
@@ -84,7 +87,8 @@ class Probe(Protocol):
 
 
 class ProbeBase:
-    """Defaults shared by the probes (each sets its question, answers, workflow and run)."""
+    """Defaults shared by the probes (each sets its question, answers, strike and judge), and
+    the openings and closings of their runs."""
 
     name: str = ""
     question: ClassVar[str] = ""
@@ -92,6 +96,44 @@ class ProbeBase:
     # True: ``n8n-chaos findings`` runs it on a second stack per version, one with a webhook
     # processor (production webhooks go to ``n8n webhook``; its links webhook_redis, ...).
     needs_webhook_processor: ClassVar[bool] = False
+    # The prefix of a run's business key, and of the path its workflow is shown with
+    # (``probe-<short>-KEY``; a run's own path is ``probe-<key>``).
+    short: ClassVar[str] = "probe"
+    needles: ClassVar[tuple[str, ...]] = ()  # the log lines kept as evidence
+
+    def build(self, path: str) -> dict[str, Any]:
+        """The workflow the probe deploys, its webhook at ``path``: the charge workflow."""
+        return charge_workflow(self.name, path)
+
+    def workflow(self) -> dict[str, Any]:
+        return self.build(f"probe-{self.short}-KEY")
+
+    def run(self, stack: Stack) -> Answer:
+        raise NotImplementedError
+
+    def judge(self, evidence: dict[str, Any]) -> Answer:
+        raise NotImplementedError
+
+    def world(self, stack: Stack) -> ProbeWorld:
+        """A run's world, its workflow deployed."""
+        world = ProbeWorld(stack, self.short)
+        world.deploy(self.build(f"probe-{world.key}"))
+        return world
+
+    def missed(self, world: ProbeWorld, why: str, **extra: Any) -> Answer:
+        """UNDETERMINED: the window was not reached (``why``), with the evidence so far."""
+        return undetermined(why, world.evidence(self.needles, **extra))
+
+    def answered(self, world: ProbeWorld, **extra: Any) -> Answer:
+        """The judge's answer from the evidence now (with ``extra``), checked."""
+        return checked(self, self.judge(world.evidence(self.needles, **extra)))
+
+    def run_held(self, stack: Stack, strike: Callable[[ProbeWorld, Held], Answer]) -> Answer:
+        """Deploy, send, hold the charge after its commit (``hold_after_commit``) and
+        ``strike``; or UNDETERMINED with why the window was not reached."""
+        with self.world(stack) as world:
+            held = hold_after_commit(world)
+            return self.missed(world, held) if isinstance(held, str) else strike(world, held)
 
 
 def vocabulary(template: str, **choices: Iterable[str]) -> tuple[str, ...]:

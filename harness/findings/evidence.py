@@ -9,9 +9,17 @@ is read from the general evidence.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 OBSERVED = "observed"
+# Every status a probe may see its execution's row end in.
+STATUSES = ("crashed", "error", "success", "running", "new", "waiting", "canceled", "unknown")
+# What a sender may have seen (``sender_seen``), the words of the answers that say it.
+SENDER_WORDS = ("got 200", "got 500", "got another status", "got no answer")
+COUNTS = ("none", "one", "two", "more than two")
+TIMES = ("never", "once", "twice or more")
+CHARGE_RAN = ("charge never ran", "charge ran once", "charge ran twice or more")
 
 
 def observed(evidence: dict[str, Any]) -> dict[str, Any]:
@@ -36,17 +44,55 @@ def final_status(evidence: dict[str, Any], execution: str | None) -> str:
     return path[-1] if path else "unknown"
 
 
-def run_facts(evidence: dict[str, Any], execution: str | None) -> dict[str, Any]:
-    """The facts most probes give of their execution: its status path and final status, the
-    provider's commits, how often a worker started it, how many rows the workflow has."""
+def unkilled(evidence: dict[str, Any]) -> str:
+    """Why a strike is void whose victim (observed) did not end by SIGKILL."""
+    return f"{observed(evidence).get('victim')} did not end by SIGKILL"
+
+
+def went(path: list[str]) -> str:
+    """A status path as a ``why`` says it: ``new -> running -> crashed``."""
+    return " -> ".join(path) or "(no status seen)"
+
+
+def facts(evidence: dict[str, Any], *names: str) -> dict[str, Any]:
+    """The named facts, in the order named: the general ones (``GENERAL``) read from the
+    evidence of its ``execution``, any other from what the run observed."""
+    seen, execution = observed(evidence), evidence.get("execution")
     return {
-        "execution": execution,
-        "status_path": status_path(evidence, execution),
-        "final_status": final_status(evidence, execution),
-        "commits": commit_count(evidence),
-        "worker_starts": observed(evidence).get("worker_starts"),
-        "executions": len(rows(evidence)),
+        name: GENERAL[name](evidence, execution) if name in GENERAL else seen.get(name)
+        for name in names
     }
+
+
+# The facts most probes give of their execution: its status path and final status, the
+# provider's commits, how often a worker started it, how many rows the workflow has.
+RUN_FACTS = ("execution", "status_path", "final_status", "commits", "worker_starts", "executions")
+
+# How much of what happened a ``why`` counts (``tally``), each fact's unit.
+UNITS = {
+    "commits": "commit(s)",
+    "attempts": "attempt(s)",
+    "worker_starts": "worker start(s)",
+    "worker_finishes": "worker finish(es)",
+    "executions": "execution row(s)",
+}
+
+
+def tally(facts: dict[str, Any], *names: str) -> str:
+    """``2 commit(s), 1 worker start(s)``: the named counts of ``facts``, in that order."""
+    return ", ".join(f"{facts[name]} {UNITS[name]}" for name in names)
+
+
+def count_word(n: int) -> str:
+    return COUNTS[min(n, 3)]
+
+
+def times(n: int) -> str:
+    return TIMES[min(n, 2)]
+
+
+def charge_ran(commits: int) -> str:
+    return CHARGE_RAN[min(commits, 2)]
 
 
 def commit_count(evidence: dict[str, Any]) -> int:
@@ -77,3 +123,15 @@ def overlapped(calls: list[dict[str, Any]]) -> bool:
         return bool(a["sent_at"] <= b["answered_at"] and b["sent_at"] <= a["answered_at"])
     except (KeyError, ValueError):
         return False
+
+
+GENERAL: dict[str, Callable[[dict[str, Any], Any], Any]] = {
+    "execution": lambda evidence, execution: execution,
+    "status_path": status_path,
+    "final_status": final_status,
+    "commits": lambda evidence, _: commit_count(evidence),
+    "attempts": lambda evidence, _: attempt_count(evidence),
+    "executions": lambda evidence, _: len(rows(evidence)),
+    "sender": lambda evidence, _: sender_seen(evidence.get("sender")),
+    "sender_error": lambda evidence, _: (evidence.get("sender") or {}).get("error"),
+}

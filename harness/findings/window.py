@@ -58,28 +58,15 @@ def hold_after_commit(world: ProbeWorld) -> Held | str:
         barrier.release()
         return f"the charge did not reach the provider within {REACH_S:.0f} s"
     world.timeline.record("provider holds the committed charge", effect=barrier.info().effect_id)
-    found: list[str] = []
-
-    def running() -> bool:
-        execution = world.running_execution()
-        if execution is not None:
-            found.append(execution)
-        return execution is not None
-
-    if not world.wait_for("the execution to be running", running, FIND_S):
+    execution = world.wait_found("the execution to be running", world.running_execution, FIND_S)
+    if execution is None:
         barrier.release()
         return f"no execution row was running within {FIND_S:.0f} s of the commit"
-    execution = found[-1]
-    workers: list[int] = []
-
-    def worker_known() -> bool:
-        index = world.stack.worker_running(execution)
-        if index is not None:
-            workers.append(index)
-        return index is not None
-
-    if not world.wait_for("the worker running it to be known", worker_known, FIND_S):
+    worker = world.wait_found(
+        "the worker running it to be known", lambda: world.stack.worker_running(execution), FIND_S
+    )
+    if worker is None:
         barrier.release()
         return f"no worker logged that it started execution {execution}"
-    world.timeline.record("execution runs", execution=execution, worker=workers[-1])
-    return Held(barrier, sender, execution, workers[-1])
+    world.timeline.record("execution runs", execution=execution, worker=worker)
+    return Held(barrier, sender, execution, worker)

@@ -5,19 +5,21 @@ provider's commits and attempts for the probe's reference."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 import redis
 from psycopg.rows import dict_row
 
 from harness import loopback
+from harness.errors import HarnessError
 from harness.findings.evidence import sender_seen
 from harness.stack import n8n_db
 
@@ -26,10 +28,16 @@ if TYPE_CHECKING:
     from harness.stack.deploy import DeployedWorkflow
     from harness.stack.n8n import N8nProcess
     from harness.stack.stack import Stack
+    from harness.stack.toxiproxy import Proxy
 
 POLL_S = 0.1
 LOG_LINES_PER_PROCESS = 40
 LOG_LINE_CHARS = 300
+# The statuses n8n finishes an execution's row in.
+FINISHED = ("success", "error", "crashed", "canceled")
+# The log lines by which a worker says it took up and ended an execution.
+WORKER_LINES = ("Worker started execution", "Worker finished execution")
+T = TypeVar("T")
 
 
 @dataclass
@@ -165,6 +173,21 @@ class ProbeWorld:
                 return False
             time.sleep(POLL_S)
 
+    def wait_found(self, what: str, find: Callable[[], T | None], deadline_s: float) -> T | None:
+        """Poll ``find`` until it finds something (returned) or ``deadline_s`` passed (None)."""
+        found: list[T] = []
+
+        def seen() -> bool:
+            value = find()
+            found[:] = [value] if value is not None else []
+            return bool(found)
+
+        return found[0] if self.wait_for(what, seen, deadline_s) else None
+
+    def wait_finished(self, what: str, execution: str, deadline_s: float) -> bool:
+        """Wait until the execution's row is in a finished status (``FINISHED``)."""
+        return self.wait_for(what, lambda: self.status(execution) in FINISHED, deadline_s)
+
     # -- striking -----------------------------------------------------------------------
     def kill(self, victim: N8nProcess) -> tuple[float, str | None]:
         """SIGKILL an n8n process, on the timeline: (when, the kernel's word that it was a
@@ -172,6 +195,21 @@ class ProbeWorld:
         at = self.timeline.record("SIGKILL", process=victim.name, pid=victim.pid)
         victim.kill()
         return at, victim.process.kill_proof()
+
+    @contextlib.contextmanager
+    def slowed(self, link: Proxy, toxic: str, latency_ms: int, healed: str) -> Iterator[None]:
+        """Every command sent through ``link`` arrives ``latency_ms`` late (a latency toxic
+        upstream named ``toxic``) until the block ends; then the toxic is removed and the
+        link enabled (the timeline says ``<link> <healed>``)."""
+        link.add_toxic("latency", stream="upstream", name=toxic, latency=latency_ms)
+        self.timeline.record(f"{link.name} slowed", latency_ms=latency_ms)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(HarnessError):
+                link.remove_toxic(toxic)
+            link.enable()
+            self.timeline.record(f"{link.name} {healed}")
 
     def restart(self, victim: N8nProcess) -> None:
         """Start a killed n8n process again and wait until it is ready, on the timeline."""
@@ -269,14 +307,23 @@ class ProbeWorld:
     def row_without_job(self, deadline_s: float) -> str | None:
         """The first execution row once it exists with no Bull job in Redis (the window
         between the row and the enqueue), or None at the deadline."""
-        rows: list[str] = []
 
-        def found() -> bool:
-            rows[:] = [r["id"] for r in self.rows()]
+        def found() -> str | None:
+            rows = [r["id"] for r in self.rows()]
             jobs = {j.get("execution") for j in self.bull_jobs()}
-            return bool(rows) and rows[0] not in jobs
+            return rows[0] if rows and rows[0] not in jobs else None
 
-        return rows[0] if self.wait_for("a row with no job in Redis", found, deadline_s) else None
+        return self.wait_found("a row with no job in Redis", found, deadline_s)
+
+    def jobs_of(self, execution: str) -> list[dict[str, Any]]:
+        """The Bull jobs in Redis now that carry the execution."""
+        return [j for j in self.bull_jobs() if j.get("execution") == execution]
+
+    def reran(self, execution: str, effects: Callable[[], list[Any]]) -> bool:
+        """Anything ran the execution again: another row of the workflow, a second worker
+        start of it, or more than one of ``effects`` (the provider's commits or attempts)."""
+        others = [r for r in self.rows() if r["id"] != execution]
+        return bool(others) or self.worker_starts(execution) > 1 or len(effects()) > 1
 
     def evidence(self, needles: Iterable[str], **extra: Any) -> dict[str, Any]:
         """The probe's evidence now: rows and their status paths, Bull jobs, log lines,

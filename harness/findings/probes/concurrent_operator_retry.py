@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from fake_providers.payment import FaultKind
 from harness.errors import HarnessError
 from harness.findings import evidence as ev
-from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
+from harness.findings.base import Answer, ProbeBase, register, undetermined, vocabulary
 from harness.findings.window import hold_after_commit
-from harness.findings.workflows import charge_workflow
-from harness.findings.world import ProbeWorld
+from harness.findings.world import FINISHED, WORKER_LINES, ProbeWorld
 from harness.stack.n8n_api import N8nApi
 
 if TYPE_CHECKING:
@@ -31,19 +30,6 @@ FAIL_S = 90.0  # the origin execution reaches a finished status
 SETTLE_S = 60.0  # the retries finish
 RETRY_CALL_S = 30.0
 ROW_S = 10.0  # the failing delivery's row is sampled
-FINISHED = ("success", "error", "crashed", "canceled")
-COUNTS = ("none", "one", "two", "more than two")
-NEEDLES = (
-    "crashed",
-    "recover",
-    "stalled",
-    "Worker started execution",
-    "Worker finished execution",
-)
-
-
-def count_word(n: int) -> str:
-    return COUNTS[n] if n < 3 else COUNTS[3]
 
 
 @register("concurrent_operator_retry")
@@ -56,20 +42,18 @@ class ConcurrentOperatorRetry(ProbeBase):
     )
     answers = vocabulary(
         "{executions} new execution(s); {commits} charge(s) by the retries",
-        executions=COUNTS,
-        commits=COUNTS,
+        executions=ev.COUNTS,
+        commits=ev.COUNTS,
     )
-
-    def workflow(self) -> dict[str, Any]:
-        return charge_workflow(self.name or "concurrent_operator_retry", "probe-retry-KEY")
+    short = "retry"
+    needles = ("crashed", "recover", "stalled", *WORKER_LINES)
 
     def run(self, stack: Stack) -> Answer:
-        with ProbeWorld(stack, "retry") as world:
-            world.deploy(charge_workflow(self.name, f"probe-{world.key}"))
+        with self.world(stack) as world:
             origin = self._failed_execution(world)
             if origin.startswith("!"):
-                return undetermined(origin[1:], world.evidence(NEEDLES))
-            return checked(self, self._retry_twice(world, origin))
+                return self.missed(world, origin[1:])
+            return self._retry_twice(world, origin)
 
     def _failed_execution(self, world: ProbeWorld) -> str:
         """The id of an execution n8n finished as failed, or "!" and why not."""
@@ -91,19 +75,13 @@ class ConcurrentOperatorRetry(ProbeBase):
             if isinstance(held, str):
                 return "!" + held
             victim = world.stack.workers[held.worker]
-            world.timeline.record("SIGKILL", process=victim.name, pid=victim.pid)
-            victim.kill()
+            world.kill(victim)
             held.release(world)
             execution = held.execution_id
-            world.timeline.record("restart", process=victim.name)
-            victim.restart(world.stack.config.ready_timeout_s)
+            world.restart(victim)
         if execution is None:
             return "!no execution row for the failing delivery"
-        if not world.wait_for(
-            "the execution to finish as failed",
-            lambda: world.status(execution) in FINISHED,
-            FAIL_S,
-        ):
+        if not world.wait_finished("the execution to finish as failed", execution, FAIL_S):
             return f"!execution {execution} did not finish within {FAIL_S:.0f} s"
         if world.status(execution) == "success":
             return f"!execution {execution} succeeded: nothing for an operator to retry"
@@ -146,9 +124,7 @@ class ConcurrentOperatorRetry(ProbeBase):
             SETTLE_S,
         )
         observed = {"origin": self.origin, "commits_before_retries": commits_before}
-        return self.judge(
-            world.evidence(NEEDLES, origin_execution=origin, retry_calls=calls, observed=observed)
-        )
+        return self.answered(world, origin_execution=origin, retry_calls=calls, observed=observed)
 
     def judge(self, evidence: dict[str, Any]) -> Answer:
         """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
@@ -172,8 +148,8 @@ class ConcurrentOperatorRetry(ProbeBase):
         if not facts["calls_overlapped"]:
             return undetermined("the two retry calls did not overlap in time", evidence)
         answer = (
-            f"{count_word(len(made))} new execution(s); "
-            f"{count_word(by_retries)} charge(s) by the retries"
+            f"{ev.count_word(len(made))} new execution(s); "
+            f"{ev.count_word(by_retries)} charge(s) by the retries"
         )
         why = (
             f"execution {origin} ({facts['origin_status']}) retried twice at once: n8n "

@@ -27,15 +27,10 @@ from typing import Any
 
 from harness.findings import evidence as ev
 from harness.findings.base import register
-from harness.findings.probes.error_workflow_runs import (
-    FINISH_S,
-    FINISHED,
-    NEEDLES,
-    ErrorWorkflowRuns,
-)
-from harness.findings.probes.false_stall import STALL_S, STALL_WAIT, STOP_CONFIRM_S, FalseStall
+from harness.findings.probes.error_workflow_runs import FINISH_S, ErrorWorkflowRuns
+from harness.findings.probes.false_stall import not_stalled, stall
 from harness.findings.window import hold_after_commit
-from harness.findings.world import ProbeWorld
+from harness.findings.world import FINISHED, ProbeWorld
 
 GIVE_UP_S = 30.0  # the worker's monitor gives the link up (3 pings 2 s apart, plus slack)
 RECOVERED_S = 60.0  # the restored link: the worker's monitor says it is back
@@ -58,52 +53,19 @@ class ErrorWorkflowAfterStall(ErrorWorkflowRuns):
         held = hold_after_commit(world)
         if isinstance(held, str):
             return held
-        execution, worker = held.execution_id, world.stack.workers[held.worker]
-        job_seen = FalseStall._job_active(world, execution)
-        paused_at = world.timeline.record("SIGSTOP", process=worker.name, pid=worker.pid)
-        worker.pause()
-        try:
-            stopped = world.wait_for(
-                "the kernel to show the worker stopped",
-                lambda: worker.process.pause_proof() is not None,
-                STOP_CONFIRM_S,
-            )
-            pause_proof = worker.process.pause_proof() if stopped else None
-
-            def stall_declared() -> bool:
-                left_active = job_seen and not FalseStall._job_active(world, execution)
-                return world.status(execution) != "running" or left_active
-
-            world.wait_for(STALL_WAIT, stall_declared, STALL_S)
-            status_at_stall = world.status(execution)
-            seconds_paused = round(world.timeline.now() - paused_at, 2)
-            held.release(world)
-        finally:
-            world.timeline.record("SIGCONT", process=worker.name)
-            worker.resume()
-        world.wait_for(
-            "the resumed worker to finish the execution",
-            lambda: f"Worker finished execution {execution}" in world.log_since(worker.name),
-            FINISH_S,
-        )
-        world.wait_for("the sender's answer", held.sender.done, FINISH_S)
-        if not world.wait_for(
-            "the execution to finish", lambda: world.status(execution) in FINISHED, FINISH_S
-        ):
-            return f"execution {execution} did not finish within {FINISH_S:.0f} s of the resume"
-        return execution, {
-            "pause_proof": pause_proof,
-            "status_at_stall": status_at_stall,
-            "seconds_paused": seconds_paused,
+        stalled = stall(world, held, FINISH_S)
+        if not world.wait_finished("the execution to finish", held.execution_id, FINISH_S):
+            return self._unfinished(held, "of the resume")
+        return held.execution_id, {
+            "pause_proof": stalled.pause_proof,
+            "status_at_stall": stalled.status,
+            "seconds_paused": stalled.seconds_paused,
             "sender": held.sender.seen(),
         }
 
     def _void(self, evidence: dict[str, Any], facts: dict[str, Any]) -> str | None:
-        if not facts["pause_proof"]:
-            return "the worker running it was not seen stopped (state T)"
-        if not ev.reached(evidence, STALL_WAIT):
-            return f"n8n did not declare the stall within {STALL_S:.0f} s of the pause"
-        return None
+        del facts
+        return not_stalled(evidence, "the worker running it")
 
 
 @register("error_workflow_after_recovery")
@@ -128,12 +90,10 @@ class ErrorWorkflowAfterRecovery(ErrorWorkflowRuns):
         world.restart(world.stack.main)
         world.restart(worker)
         world.wait_for("the sender's answer", held.sender.done, FINISH_S)
-        if not world.wait_for(
-            "the execution to finish (after the restarts)",
-            lambda: world.status(execution) in FINISHED,
-            FINISH_S,
+        if not world.wait_finished(
+            "the execution to finish (after the restarts)", execution, FINISH_S
         ):
-            return f"execution {execution} did not finish within {FINISH_S:.0f} s of a restart"
+            return self._unfinished(held, "of a restart")
         return execution, {
             "kill_proof": kill_proof,
             "main_kill_proof": main_kill_proof,
@@ -164,7 +124,7 @@ class ErrorWorkflowAfterPostgresCut(ErrorWorkflowRuns):
         "workflow's Error Workflow run, and what does the execution end as?"
     )
     extra_facts = ("link", "link_disabled", "seconds_cut", "worker_recovered_link")
-    needles = (*NEEDLES, "Database", "ECONNREFUSED", "Connection terminated")
+    needles = (*ErrorWorkflowRuns.needles, "Database", "ECONNREFUSED", "Connection terminated")
     unfinished_is_an_answer = True
 
     def _fail(self, world: ProbeWorld) -> tuple[str, dict[str, Any]] | str:
@@ -195,9 +155,7 @@ class ErrorWorkflowAfterPostgresCut(ErrorWorkflowRuns):
             RECOVERED_S,
         )
         world.wait_for("the sender's answer", held.sender.done, FINISH_S)
-        world.wait_for(
-            "the execution to finish", lambda: world.status(execution) in FINISHED, UNFINISHED_S
-        )
+        world.wait_finished("the execution to finish", execution, UNFINISHED_S)
         return execution, {
             "link": link.name,
             "link_disabled": disabled,

@@ -21,12 +21,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from fake_providers.payment import FaultKind
 from harness.findings import evidence as ev
-from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
-from harness.findings.probes.concurrent_operator_retry import COUNTS, count_word
-from harness.findings.probes.recovery_after_commit import STATUSES
-from harness.findings.window import hold_after_commit
+from harness.findings.base import Answer, ProbeBase, register, undetermined, vocabulary
+from harness.findings.window import Held, hold_after_commit
 from harness.findings.workflows import charge_workflow, error_recorder_workflow, with_node_retries
-from harness.findings.world import ProbeWorld
+from harness.findings.world import FINISHED, WORKER_LINES, ProbeWorld
 from harness.stack import n8n_db
 from harness.workflow.deployment import with_error_workflow
 
@@ -38,19 +36,9 @@ FINISH_S = 90.0  # the failed execution's row reaches a finished status (a stall
 ROW_S = 10.0  # the failed execution's row is sampled
 FIRST_RUN_S = 30.0  # the Error Workflow's first run shows, once the execution finished
 MORE_RUNS_S = 20.0  # after that (and after a restart): time for a further run
-FINISHED = ("success", "error", "crashed", "canceled")
 MORE_RUNS_WAIT = "a further Error Workflow run"
 # n8n logs this (at error level) only when it could not start the Error Workflow.
 CALL_FAILED_LINE = "Calling Error Workflow for"
-NEEDLES = (
-    "error workflow",
-    "errorWorkflow",
-    "crashed",
-    "recover",
-    "stalled",
-    "Worker started execution",
-    "Worker finished execution",
-)
 
 
 @register("error_workflow_after_retries")
@@ -60,15 +48,22 @@ class ErrorWorkflowRuns(ProbeBase):
     extra_facts: ClassVar[tuple[str, ...]] = ()
     # True: a row n8n left unfinished after the case's waits is itself the answer.
     unfinished_is_an_answer: ClassVar[bool] = False
-    needles: ClassVar[tuple[str, ...]] = NEEDLES  # the log lines kept as evidence
+    needles: ClassVar[tuple[str, ...]] = (
+        "error workflow",
+        "errorWorkflow",
+        "crashed",
+        "recover",
+        "stalled",
+        *WORKER_LINES,
+    )
     question = (
         "A node fails after its retries ran out (the provider refused every try): how many "
         "times does the workflow's Error Workflow run?"
     )
     answers = vocabulary(
         "Error Workflow ran {runs} time(s); execution ends {status}",
-        runs=COUNTS,
-        status=STATUSES,
+        runs=ev.COUNTS,
+        status=ev.STATUSES,
     )
 
     def _workflows(self, path: str, error_reference: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -97,7 +92,7 @@ class ErrorWorkflowRuns(ProbeBase):
 
             failed = self._fail(world)
             if isinstance(failed, str):
-                return undetermined(failed, world.evidence(self.needles))
+                return self.missed(world, failed)
             execution, observed = failed
             world.wait_for(
                 "the Error Workflow's first run", lambda: bool(error_runs()), FIRST_RUN_S
@@ -109,8 +104,8 @@ class ErrorWorkflowRuns(ProbeBase):
                 lambda: all(r["status"] in FINISHED for r in error_runs()),
                 FIRST_RUN_S,
             )
-            evidence = world.evidence(
-                self.needles,
+            return self.answered(
+                world,
                 execution=execution,
                 error_workflow_id=error_workflow_id,
                 error_workflow_rows=error_runs(),
@@ -127,7 +122,6 @@ class ErrorWorkflowRuns(ProbeBase):
                     ),
                 },
             )
-            return checked(self, self.judge(evidence))
 
     def _fail(self, world: ProbeWorld) -> tuple[str, dict[str, Any]] | str:
         """(the failed execution, what only the run could observe) once its row finished;
@@ -142,11 +136,13 @@ class ErrorWorkflowRuns(ProbeBase):
         if not world.wait_for("the execution row", lambda: bool(world.rows()), ROW_S):
             return "no execution row for the failing delivery"
         execution = str(world.rows()[0]["id"])
-        if not world.wait_for(
-            "the execution to finish", lambda: world.status(execution) in FINISHED, FINISH_S
-        ):
+        if not world.wait_finished("the execution to finish", execution, FINISH_S):
             return f"execution {execution} did not finish within {FINISH_S:.0f} s"
         return execution, {"sender": sender.seen()}
+
+    @staticmethod
+    def _unfinished(held: Held, since: str) -> str:
+        return f"execution {held.execution_id} did not finish within {FINISH_S:.0f} s {since}"
 
     def _void(self, evidence: dict[str, Any], facts: dict[str, Any]) -> str | None:
         """Why the fault was not struck as the probe means it (the answer is then
@@ -193,7 +189,7 @@ class ErrorWorkflowRuns(ProbeBase):
         # A run shows as an execution row; one whose Record step failed shows no commit, one
         # whose row n8n did not save shows only its commit: each is a run.
         count = max(len(runs), len(recorded))
-        answer = f"Error Workflow ran {count_word(count)} time(s); execution ends {final}"
+        answer = f"Error Workflow ran {ev.count_word(count)} time(s); execution ends {final}"
         why = (
             f"execution {execution} went {' -> '.join(path)}; the Error "
             f"Workflow's executions {facts['error_workflow_runs']}, {len(recorded)} record(s) "
@@ -228,18 +224,14 @@ class ErrorWorkflowAfterWorkerKill(ErrorWorkflowRuns):
         # n8n may finish the row before the restart (the other worker's stall sweep) or
         # only at it (the restarted worker's recovery): both are waited for, then the
         # Error Workflow's runs are counted over the whole.
-        world.wait_for(
-            "the execution to finish", lambda: world.status(execution) in FINISHED, FINISH_S
-        )
+        world.wait_finished("the execution to finish", execution, FINISH_S)
         status_before_restart = world.status(execution)
         world.wait_for("the sender's answer", held.sender.done, FIRST_RUN_S)
         world.restart(victim)
-        if not world.wait_for(
-            "the execution to finish (after the restart)",
-            lambda: world.status(execution) in FINISHED,
-            FINISH_S,
+        if not world.wait_finished(
+            "the execution to finish (after the restart)", execution, FINISH_S
         ):
-            return f"execution {execution} did not finish within {FINISH_S:.0f} s of a restart"
+            return self._unfinished(held, "of a restart")
         return execution, {
             "kill_proof": kill_proof,
             "status_before_restart": status_before_restart,

@@ -16,17 +16,14 @@ Answer: the row's final status, how often the charge ran, and what the sender go
 
 from __future__ import annotations
 
-import contextlib
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from harness.errors import HarnessError
 from harness.findings import evidence as ev
-from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
-from harness.findings.probes.recovery_after_commit import STATUSES
+from harness.findings.base import Answer, ProbeBase, register, undetermined, vocabulary
 from harness.findings.window import hold_after_commit
-from harness.findings.workflows import charge_workflow
-from harness.findings.world import ProbeWorld, Sender
+from harness.findings.world import FINISHED as FINISHED  # webhook_redis_cut's, redis_silent's
+from harness.findings.world import WORKER_LINES, ProbeWorld, Sender
 
 if TYPE_CHECKING:
     from harness.stack.stack import Stack
@@ -36,18 +33,10 @@ TOXIC = "probe_enqueue_latency"
 ROW_S = 30.0  # the row shows (a few slowed Redis round trips come first)
 SENDER_S = 30.0
 SETTLE_S = 60.0  # after main is back: the row finishes, or anything runs it
-FINISHED = ("success", "error", "crashed", "canceled")
 SETTLE_WAIT = "the row to finish after main's restart"
-RAN = {0: "charge never ran", 1: "charge ran once"}
-NEEDLES = (
-    "enqueue",
-    "Enqueued execution",
-    "recover",
-    "crashed",
-    "Redis",
-    "Worker started execution",
-    "Worker finished execution",
-)
+RAN = dict(enumerate(ev.CHARGE_RAN[:2]))  # redis_silent's
+# What a probe struck: (the execution, its sender, what only the run saw); or why not.
+Struck = tuple[str, Sender, dict[str, Any]] | str
 
 
 @register("main_kill_before_enqueue")
@@ -60,20 +49,18 @@ class MainKillBeforeEnqueue(ProbeBase):
     )
     answers = vocabulary(
         "row ends {status}; {ran}; sender {sender}",
-        status=STATUSES,
-        ran=("charge never ran", "charge ran once", "charge ran twice or more"),
-        sender=("got 200", "got 500", "got another status", "got no answer"),
+        status=ev.STATUSES,
+        ran=ev.CHARGE_RAN,
+        sender=ev.SENDER_WORDS,
     )
-
-    def workflow(self) -> dict[str, Any]:
-        return charge_workflow(self.name or "main_kill_before_enqueue", "probe-enqueue-KEY")
+    short = "enqueue"
+    needles = ("enqueue", "Enqueued execution", "recover", "crashed", "Redis", *WORKER_LINES)
 
     def run(self, stack: Stack) -> Answer:
-        with ProbeWorld(stack, "enqueue") as world:
-            world.deploy(charge_workflow(self.name, f"probe-{world.key}"))
+        with self.world(stack) as world:
             struck = self._strike(world)
             if isinstance(struck, str):
-                return undetermined(struck, world.evidence(NEEDLES))
+                return self.missed(world, struck)
             execution, sender, observed = struck
             world.wait_for("the sender's answer", sender.done, SENDER_S)
             world.wait_for(
@@ -82,24 +69,21 @@ class MainKillBeforeEnqueue(ProbeBase):
                 SETTLE_S,
             )
             observed |= {"worker_starts": world.worker_starts(execution)}
-            evidence = world.evidence(
-                NEEDLES, execution=execution, sender=sender.result, observed=observed
+            return self.answered(
+                world, execution=execution, sender=sender.result, observed=observed
             )
-            return checked(self, self.judge(evidence))
 
-    def _strike(self, world: ProbeWorld) -> tuple[str, Sender, dict[str, Any]] | str:
+    def _strike(self, world: ProbeWorld) -> Struck:
         """(the execution, its sender, what only the run saw) with main killed and back; or
         why the window was not reached (main is running again either way)."""
         stack, main = world.stack, world.stack.main
         link = stack.proxies["main_redis"]
+        killed_at_ms: float | None = None
         # Every command main sends to Redis arrives LATENCY_MS late: main writes the row
         # (after its cached look-ups, each as slow), then its add of the job is on the wire
         # for LATENCY_MS. (Cutting the link instead stops main before the row: the webhook
         # path reads Redis first.)
-        link.add_toxic("latency", stream="upstream", name=TOXIC, latency=LATENCY_MS)
-        world.timeline.record("main_redis slowed", latency_ms=LATENCY_MS)
-        killed_at_ms: float | None = None
-        try:
+        with world.slowed(link, TOXIC, LATENCY_MS, "healed"):
             sender = world.send()
             execution = world.row_without_job(ROW_S)
             if execution is None:
@@ -110,12 +94,7 @@ class MainKillBeforeEnqueue(ProbeBase):
             # Closing the link drops what main had sent that Toxiproxy still delays.
             link.disable()
             kill_proof = main.process.kill_proof()
-            jobs_at_kill = [j for j in world.bull_jobs() if j.get("execution") == execution]
-        finally:
-            with contextlib.suppress(HarnessError):
-                link.remove_toxic(TOXIC)
-            link.enable()
-            world.timeline.record("main_redis healed")
+            jobs_at_kill = world.jobs_of(execution)
         world.restart(main)
         return (
             execution,
@@ -127,20 +106,11 @@ class MainKillBeforeEnqueue(ProbeBase):
         """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
         seen = ev.observed(evidence)
         execution = evidence.get("execution")
-        path = ev.status_path(evidence, execution)
-        commits = ev.commit_count(evidence)
-        sender = ev.sender_seen(evidence.get("sender"))
-        facts = {
-            "execution": execution,
-            "status_path": path,
-            "commits": commits,
-            "attempts": ev.attempt_count(evidence),
-            "worker_starts": seen.get("worker_starts"),
-            "jobs_at_kill": seen.get("jobs_at_kill"),
-            "executions": len(ev.rows(evidence)),
-            "sender": sender,
-            "kill_proof": seen.get("kill_proof"),
-        }
+        facts = ev.facts(
+            evidence,
+            *("execution", "status_path", "commits", "attempts", "worker_starts"),
+            *("jobs_at_kill", "executions", "sender", "kill_proof"),
+        )
         if not facts["kill_proof"]:
             return undetermined("main did not end by SIGKILL", evidence)
         if not self.after_enqueue and seen.get("jobs_at_kill"):
@@ -159,13 +129,12 @@ class MainKillBeforeEnqueue(ProbeBase):
                 "the killed main's enqueue still reached Redis (a job added before the kill)",
                 evidence,
             )
-        ran = RAN.get(commits, "charge ran twice or more")
         final = ev.final_status(evidence, execution)
-        answer = f"row ends {final}; {ran}; sender {sender}"
+        answer = f"row ends {final}; {ev.charge_ran(facts['commits'])}; sender {facts['sender']}"
         why = (
-            f"execution {execution} went {' -> '.join(path) or '(no status seen)'}; "
-            f"{commits} commit(s), {facts['worker_starts']} worker start(s), "
-            f"{facts['executions']} execution row(s); the sender {sender}"
+            f"execution {execution} went {ev.went(facts['status_path'])}; "
+            f"{ev.tally(facts, 'commits', 'worker_starts', 'executions')}; "
+            f"the sender {facts['sender']}"
         )
         return Answer(answer, why, facts, evidence)
 
@@ -179,7 +148,7 @@ class MainKillAfterEnqueue(MainKillBeforeEnqueue):
         "anything run it again, and what does the sender see?"
     )
 
-    def _strike(self, world: ProbeWorld) -> tuple[str, Sender, dict[str, Any]] | str:
+    def _strike(self, world: ProbeWorld) -> Struck:
         main = world.stack.main
         held = hold_after_commit(world)
         if isinstance(held, str):

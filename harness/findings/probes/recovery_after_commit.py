@@ -15,26 +15,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harness.findings import evidence as ev
-from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
-from harness.findings.window import Held, hold_after_commit
-from harness.findings.workflows import charge_workflow
-from harness.findings.world import ProbeWorld
+from harness.findings.base import Answer, ProbeBase, register, undetermined, vocabulary
+from harness.findings.evidence import STATUSES as STATUSES  # webhook_redis_cut's, redis_silent's
+from harness.findings.window import Held
+from harness.findings.world import WORKER_LINES, ProbeWorld
 
 if TYPE_CHECKING:
     from harness.stack.stack import Stack
 
-STATUSES = ("crashed", "error", "success", "running", "new", "waiting", "canceled", "unknown")
 SENDER_S = 30.0
 RERUN_S = 20.0  # after the killed worker is back: time for any recovery to re-run it
 RERUN_WAIT = "anything to re-run the execution"
-NEEDLES = (
-    "stalled",
-    "crashed",
-    "recover",
-    "Missing lock",
-    "Worker started execution",
-    "Worker finished execution",
-)
 
 
 @register("recovery_after_commit")
@@ -44,29 +35,18 @@ class RecoveryAfterCommit(ProbeBase):
         "before writing back: what status does n8n leave it in, and does anything re-run it?"
     )
     answers = vocabulary("{status}; {rerun}", status=STATUSES, rerun=("re-run", "not re-run"))
-
-    def workflow(self) -> dict[str, Any]:
-        return charge_workflow("recovery_after_commit", "probe-recovery-KEY")
+    short = "recovery"
+    needles = ("stalled", "crashed", "recover", "Missing lock", *WORKER_LINES)
 
     def run(self, stack: Stack) -> Answer:
-        with ProbeWorld(stack, "recovery") as world:
-            world.deploy(charge_workflow("recovery_after_commit", f"probe-{world.key}"))
-            held = hold_after_commit(world)
-            if isinstance(held, str):
-                return undetermined(held, world.evidence(NEEDLES))
-            return checked(self, self._strike(world, held))
+        return self.run_held(stack, self._strike)
 
     def _strike(self, world: ProbeWorld, held: Held) -> Answer:
         execution, victim = held.execution_id, world.stack.workers[held.worker]
         killed_at, kill_proof, status_after_kill = held.kill_worker(world)
         world.wait_for("the sender's answer", held.sender.done, SENDER_S)
         world.restart(victim)
-
-        def rerun() -> bool:
-            others = [r for r in world.rows() if r["id"] != execution]
-            return bool(others) or world.worker_starts(execution) > 1 or len(world.attempts()) > 1
-
-        world.wait_for(RERUN_WAIT, rerun, RERUN_S)
+        world.wait_for(RERUN_WAIT, lambda: world.reran(execution, world.attempts), RERUN_S)
         observed = {
             "status_after_kill": status_after_kill,
             "seconds_kill_to_status": world.seconds_to_leave(execution, killed_at),
@@ -74,37 +54,28 @@ class RecoveryAfterCommit(ProbeBase):
             "kill_proof": kill_proof,
             "victim": victim.name,
         }
-        return self.judge(
-            world.evidence(
-                NEEDLES, execution=execution, sender=held.sender.result, observed=observed
-            )
+        return self.answered(
+            world, execution=execution, sender=held.sender.result, observed=observed
         )
 
     def judge(self, evidence: dict[str, Any]) -> Answer:
         """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
-        seen = ev.observed(evidence)
         execution = evidence.get("execution")
         path = ev.status_path(evidence, execution)
         final = ev.final_status(evidence, execution)
         reran = ev.reached(evidence, RERUN_WAIT)
         facts: dict[str, Any] = {
-            "status_after_kill": seen.get("status_after_kill"),
-            "seconds_kill_to_status": seen.get("seconds_kill_to_status"),
+            **ev.facts(evidence, "status_after_kill", "seconds_kill_to_status"),
             "status_after_restart": final,
             "status_path": path,
-            "worker_starts": seen.get("worker_starts"),
-            "commits": ev.commit_count(evidence),
-            "attempts": ev.attempt_count(evidence),
-            "sender": ev.sender_seen(evidence.get("sender")),
-            "kill_proof": seen.get("kill_proof"),
+            **ev.facts(evidence, "worker_starts", "commits", "attempts", "sender", "kill_proof"),
         }
         if not facts["kill_proof"]:
-            return undetermined(f"{seen.get('victim')} did not end by SIGKILL", evidence)
+            return undetermined(ev.unkilled(evidence), evidence)
         answer = f"{final}; {'re-run' if reran else 'not re-run'}"
         why = (
             f"execution {execution} went {' -> '.join(path)}; "
-            f"{facts['commits']} commit(s), {facts['attempts']} attempt(s), "
-            f"{facts['worker_starts']} worker start(s), no other execution"
+            f"{ev.tally(facts, 'commits', 'attempts', 'worker_starts')}, no other execution"
             if not reran
             else f"execution {execution} was re-run: {facts['attempts']} attempt(s), "
             f"{facts['worker_starts']} worker start(s), rows {len(ev.rows(evidence))}"

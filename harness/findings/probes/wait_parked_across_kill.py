@@ -22,10 +22,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from harness.findings import evidence as ev
-from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
-from harness.findings.probes.recovery_after_commit import STATUSES
+from harness.findings.base import Answer, ProbeBase, register, undetermined, vocabulary
 from harness.findings.workflows import wait_interval_workflow
-from harness.findings.world import ProbeWorld
+from harness.findings.world import FINISHED, WORKER_LINES
 from harness.stack import n8n_db
 
 if TYPE_CHECKING:
@@ -36,17 +35,7 @@ SEND_S = 30.0  # the delivery is answered (on receipt)
 PARK_S = 30.0  # the row is seen waiting
 RESUME_S = 45.0  # after waitTill: the resumed run finishes (the tracker may be late)
 AFTER_S = 10.0  # after it finished: time for a second run to charge again
-FINISHED = ("success", "error", "crashed", "canceled")
 PARK_WAIT = "the execution to park as waiting"
-RAN = {0: "never", 1: "once"}
-NEEDLES = (
-    "waiting",
-    "resum",
-    "recover",
-    "crashed",
-    "Worker started execution",
-    "Worker finished execution",
-)
 
 
 @register("wait_parked_across_kill")
@@ -59,33 +48,33 @@ class WaitParkedAcrossKill(ProbeBase):
     )
     answers = vocabulary(
         "row ends {status}; charge ran {ran}",
-        status=STATUSES,
-        ran=("never", "once", "twice or more"),
+        status=ev.STATUSES,
+        ran=ev.TIMES,
     )
+    short = "parked"
+    needles = ("waiting", "resum", "recover", "crashed", *WORKER_LINES)
+
+    def build(self, path: str) -> dict[str, Any]:
+        return wait_interval_workflow(self.name, path, WAIT_S)
 
     def workflow(self) -> dict[str, Any]:
-        return wait_interval_workflow(self.name or "wait_parked_across_kill", "probe-KEY", WAIT_S)
+        return self.build("probe-KEY")
 
     def run(self, stack: Stack) -> Answer:
-        with ProbeWorld(stack, "parked") as world:
-            world.deploy(wait_interval_workflow(self.name, f"probe-{world.key}", WAIT_S))
+        with self.world(stack) as world:
             sender = world.send(timeout_s=SEND_S)
-            found: list[str] = []
 
-            def parked() -> bool:
-                found[:] = [r["id"] for r in world.rows() if r["status"] == "waiting"]
-                return bool(found)
+            def parked() -> str | None:
+                return next((r["id"] for r in world.rows() if r["status"] == "waiting"), None)
 
-            if not world.wait_for(PARK_WAIT, parked, PARK_S):
-                return undetermined(
-                    f"no row was seen waiting within {PARK_S:.0f} s", world.evidence(NEEDLES)
-                )
-            execution = found[0]
+            execution = world.wait_found(PARK_WAIT, parked, PARK_S)
+            if execution is None:
+                return self.missed(world, f"no row was seen waiting within {PARK_S:.0f} s")
             due = n8n_db.wait_till(stack.postgres_dsn, execution)
             index = stack.worker_running(execution)
             if due is None or index is None:
                 why = f"execution {execution}: no waitTill ({due}) or no worker ran it ({index})"
-                return undetermined(why, world.evidence(NEEDLES, execution=execution))
+                return self.missed(world, why, execution=execution)
             world.timeline.record("parked", execution=execution, wait_till=due)
             worker = stack.workers[index]
             worker_killed_at, worker_proof = world.kill(worker)
@@ -106,10 +95,9 @@ class WaitParkedAcrossKill(ProbeBase):
                 "worker_starts": world.worker_starts(execution),
                 "victim": worker.name,
             }
-            evidence = world.evidence(
-                NEEDLES, execution=execution, sender=sender.result, observed=observed
+            return self.answered(
+                world, execution=execution, sender=sender.result, observed=observed
             )
-            return checked(self, self.judge(evidence))
 
     def judge(self, evidence: dict[str, Any]) -> Answer:
         """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
@@ -128,7 +116,7 @@ class WaitParkedAcrossKill(ProbeBase):
             (float(s["t"]) for s in steps if parked_t is not None and s["t"] > parked_t), None
         )
         facts: dict[str, Any] = {
-            **ev.run_facts(evidence, execution),
+            **ev.facts(evidence, *ev.RUN_FACTS),
             "seconds_parked_to_wait_till": (
                 round(due_t - parked_t, 2) if due_t is not None and parked_t is not None else None
             ),
@@ -144,14 +132,12 @@ class WaitParkedAcrossKill(ProbeBase):
             return undetermined(f"{seen.get('victim')} or main did not end by SIGKILL", evidence)
         if float(seen.get("killed_at") or due_t) >= due_t:
             return undetermined("the kills came after waitTill: not while parked", evidence)
-        ran = RAN.get(commits, "twice or more")
-        answer = f"row ends {facts['final_status']}; charge ran {ran}"
+        answer = f"row ends {facts['final_status']}; charge ran {ev.times(commits)}"
         late = facts["seconds_wait_till_to_resume"]
         why = (
             f"execution {execution} went {' -> '.join(path)}; parked "
             f"{facts['seconds_parked_to_wait_till']} s before waitTill, "
             + (f"left waiting {late} s after it" if late is not None else "never left waiting")
-            + f"; {commits} commit(s), {facts['worker_starts']} worker start(s), "
-            f"{facts['executions']} execution row(s)"
+            + f"; {ev.tally(facts, 'commits', 'worker_starts', 'executions')}"
         )
         return Answer(answer, why, facts, evidence)

@@ -29,14 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.findings import evidence as ev
-from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
-from harness.findings.probes.concurrent_operator_retry import COUNTS, count_word
-from harness.findings.probes.recovery_after_commit import STATUSES
-from harness.findings.probes.wait_resume_twice import CALL_WORDS, call_word, park
-from harness.findings.probes.wait_resume_twice import NEEDLES as RESUME_NEEDLES  # + recovery's
+from harness.findings.base import Answer, register, undetermined, vocabulary
+from harness.findings.probes.wait_resume_twice import CALL_WORDS, WaitResumeProbe, call_word
 from harness.findings.window import HOLD_S, Held
-from harness.findings.workflows import wait_resume_workflow
-from harness.findings.world import ProbeWorld, Sender
+from harness.findings.world import FINISHED, ProbeWorld, Sender
 
 if TYPE_CHECKING:
     from harness.stack.stack import Stack
@@ -49,10 +45,8 @@ AFTER_S = 10.0  # after the second call: time for it to charge again
 RESTART_S = 150.0  # main is ready again (its own ready timeout is within this)
 RACE_PAUSE_S = 0.3  # between two racing calls that got no HTTP answer
 FINISH_S = 60.0  # after main is ready: the resumed run finishes
-FINISHED = ("success", "error", "crashed", "canceled")
 HELD_WAIT = "the resumed charge to be committed and held"
 RERUN_WAIT = "anything to re-run the execution"
-NEEDLES = (*RESUME_NEEDLES, "stalled", "crashed", "recover")
 
 
 def _starts(world: ProbeWorld, execution: str) -> list[int]:
@@ -62,7 +56,7 @@ def _starts(world: ProbeWorld, execution: str) -> list[int]:
 
 
 @register("wait_resume_worker_kill")
-class WaitResumeWorkerKill(ProbeBase):
+class WaitResumeWorkerKill(WaitResumeProbe):
     question = (
         "A Wait node (On Webhook Call) is resumed and the worker running the resumed part is "
         "SIGKILLed after the step after it committed its charge: what status does the "
@@ -71,25 +65,24 @@ class WaitResumeWorkerKill(ProbeBase):
     )
     answers = vocabulary(
         "{status}; {rerun}; {charges} charge(s); the second resume call got {call}",
-        status=STATUSES,
+        status=ev.STATUSES,
         rerun=("re-run", "not re-run"),
-        charges=COUNTS,
+        charges=ev.COUNTS,
         call=CALL_WORDS,
     )
-
-    def workflow(self) -> dict[str, Any]:
-        return wait_resume_workflow(self.name or "wait_resume_worker_kill", "probe-wait-KEY")
+    short = "waitkill"
+    needles = (*WaitResumeProbe.needles, "stalled", "crashed", "recover")
 
     def run(self, stack: Stack) -> Answer:
-        with ProbeWorld(stack, "waitkill") as world:
-            parked = park(world, self.name, NEEDLES)
+        with self.world(stack) as world:
+            parked = self.park(world)
             if isinstance(parked, Answer):
                 return parked
             execution, url, _ = parked
             held = self._hold_resumed(world, execution, url)
             if isinstance(held, str):
-                return undetermined(held, world.evidence(NEEDLES, execution=execution))
-            return checked(self, self._strike(world, held, url))
+                return self.missed(world, held, execution=execution)
+            return self._strike(world, held, url)
 
     def _hold_resumed(self, world: ProbeWorld, execution: str, url: str) -> Held | str:
         """Resume the execution and hold its charge after the commit, with the worker that
@@ -150,13 +143,11 @@ class WaitResumeWorkerKill(ProbeBase):
             "victim": victim.name,
             "settled_before_second_call": settled,
         }
-        return self.judge(
-            world.evidence(
-                NEEDLES,
-                execution=execution,
-                resume_calls=[dict(held.sender.result), dict(second.result)],
-                observed=observed,
-            )
+        return self.answered(
+            world,
+            execution=execution,
+            resume_calls=[dict(held.sender.result), dict(second.result)],
+            observed=observed,
         )
 
     def judge(self, evidence: dict[str, Any]) -> Answer:
@@ -169,44 +160,38 @@ class WaitResumeWorkerKill(ProbeBase):
         reran = ev.reached(evidence, RERUN_WAIT)
         commits = ev.commit_count(evidence)
         facts: dict[str, Any] = {
-            "execution": execution,
-            "status_path": path,
-            "status_after_kill": seen.get("status_after_kill"),
-            "seconds_kill_to_status": seen.get("seconds_kill_to_status"),
-            "final_status": final,
-            "worker_starts": seen.get("worker_starts"),
-            "commits": commits,
-            "attempts": ev.attempt_count(evidence),
-            "executions": len(ev.rows(evidence)),
+            **ev.facts(evidence, "execution", "status_path", "status_after_kill"),
+            **ev.facts(evidence, "seconds_kill_to_status", "final_status", "worker_starts"),
+            **ev.facts(evidence, "commits", "attempts", "executions"),
             "resume_statuses": [c.get("status") for c in calls],
-            "kill_proof": seen.get("kill_proof"),
+            **ev.facts(evidence, "kill_proof"),
         }
         if "waiting" not in path:
             return undetermined(f"execution {execution} was never seen waiting", evidence)
         if not ev.reached(evidence, HELD_WAIT):
             return undetermined("the resumed charge was not held after its commit", evidence)
         if not facts["kill_proof"]:
-            return undetermined(f"{seen.get('victim')} did not end by SIGKILL", evidence)
+            return undetermined(ev.unkilled(evidence), evidence)
         if len(calls) != 2 or not seen.get("settled_before_second_call"):
             return undetermined(
                 "the second resume call was not made after the row left new/running", evidence
             )
         second = call_word(calls[1])
         answer = (
-            f"{final}; {'re-run' if reran else 'not re-run'}; {count_word(commits)} charge(s); "
+            f"{final}; {'re-run' if reran else 'not re-run'}; {ev.count_word(commits)} charge(s); "
             f"the second resume call got {second}"
         )
         why = (
-            f"execution {execution} went {' -> '.join(path)}; {commits} commit(s), "
-            f"{facts['attempts']} attempt(s), {facts['worker_starts']} worker start(s), "
-            f"{facts['executions']} execution row(s); the resume calls got HTTP "
+            f"execution {execution} went {' -> '.join(path)}; "
+            f"{ev.tally(facts, 'commits', 'attempts', 'worker_starts', 'executions')}; "
+            "the resume calls got HTTP "
             f"{facts['resume_statuses']}"
         )
         return Answer(answer, why, facts, evidence)
 
 
 @register("wait_resume_racing_recovery")
-class WaitResumeRacingRecovery(ProbeBase):
+class WaitResumeRacingRecovery(WaitResumeProbe):
     question = (
         "n8n main is SIGKILLed while an execution waits in a Wait node (On Webhook Call) and "
         "started again; its resume URL is called during main's start-up and right after it "
@@ -215,19 +200,19 @@ class WaitResumeRacingRecovery(ProbeBase):
     answers = vocabulary(
         "row ends {status}; charge ran {ran}; the first answered resume call ({when} main was "
         "ready) got {first}; the next got {second}",
-        status=STATUSES,
-        ran=("never", "once", "twice or more"),
+        status=ev.STATUSES,
+        ran=ev.TIMES,
         when=("before", "after"),
         first=CALL_WORDS,
         second=CALL_WORDS,
     )
 
-    def workflow(self) -> dict[str, Any]:
-        return wait_resume_workflow(self.name or "wait_resume_racing_recovery", "probe-wait-KEY")
+    short = "waitrace"
+    needles = WaitResumeWorkerKill.needles
 
     def run(self, stack: Stack) -> Answer:
-        with ProbeWorld(stack, "waitrace") as world:
-            parked = park(world, self.name, NEEDLES)
+        with self.world(stack) as world:
+            parked = self.park(world)
             if isinstance(parked, Answer):
                 return parked
             execution, url, _ = parked
@@ -254,14 +239,13 @@ class WaitResumeRacingRecovery(ProbeBase):
                 "racing_calls_without_answer": len(racing) - 1,
                 "worker_starts": sum(_starts(world, execution)),
             }
-            evidence = world.evidence(
-                NEEDLES,
+            return self.answered(
+                world,
                 execution=execution,
                 resume_calls=[racing[-1] if racing else {}, dict(after.result)],
                 racing_calls=racing[-20:],
                 observed=observed,
             )
-            return checked(self, self.judge(evidence))
 
     def _race(
         self, world: ProbeWorld, url: str, restarted: threading.Thread
@@ -297,7 +281,7 @@ class WaitResumeRacingRecovery(ProbeBase):
             None,
         )
         facts: dict[str, Any] = {
-            **ev.run_facts(evidence, execution),
+            **ev.facts(evidence, *ev.RUN_FACTS),
             "resume_statuses": [c.get("status") for c in calls],
             "racing_calls_without_answer": seen.get("racing_calls_without_answer"),
             "main_ready_at": ready_at,
@@ -313,16 +297,16 @@ class WaitResumeRacingRecovery(ProbeBase):
             return undetermined("no resume call got an HTTP answer while main started", evidence)
         first_before = float(calls[0]["answered_at"]) <= float(ready_at)
         facts["first_answered_before_ready"] = first_before
-        ran = ("never", "once")[commits] if commits < 2 else "twice or more"
         answer = (
-            f"row ends {facts['final_status']}; charge ran {ran}; the first answered resume "
+            f"row ends {facts['final_status']}; charge ran {ev.times(commits)}; the first answered "
+            "resume "
             f"call ({'before' if first_before else 'after'} main was ready) got "
             f"{call_word(calls[0])}; the next got {call_word(calls[1])}"
         )
         why = (
             f"execution {execution} went {' -> '.join(path)}; main SIGKILLed and ready again "
             f"at t={ready_at}; {facts['racing_calls_without_answer']} resume call(s) got no "
-            f"HTTP answer first, then HTTP {facts['resume_statuses']}; {commits} commit(s), "
-            f"{facts['executions']} execution row(s)"
+            f"HTTP answer first, then HTTP {facts['resume_statuses']}; "
+            + ev.tally(facts, "commits", "executions")
         )
         return Answer(answer, why, facts, evidence)

@@ -26,10 +26,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness import loopback
 from harness.findings import evidence as ev
-from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
-from harness.findings.probes.concurrent_operator_retry import COUNTS, count_word
+from harness.findings.base import Answer, ProbeBase, register, undetermined, vocabulary
 from harness.findings.workflows import wait_resume_workflow
-from harness.findings.world import ProbeWorld
+from harness.findings.world import FINISHED, WORKER_LINES, ProbeWorld
 
 if TYPE_CHECKING:
     from harness.stack.stack import Stack
@@ -39,20 +38,12 @@ WAITING_S = 60.0  # the execution parks as waiting
 RESUME_CALL_S = 60.0
 FINISH_S = 60.0  # the resumed run finishes
 SECOND_RUN_S = 15.0  # after it finished: time for a second resumed run to charge again
-FINISHED = ("success", "error", "crashed", "canceled")
 FINISH_WAIT = "the resumed execution to finish"
 # What a resume call got: the statuses n8n answers a resume URL with, named (401: the
 # signature no longer matches; 404: no waiting-webhook route yet; 409: running or finished).
 CALL_WORDS = ("200", "401", "404", "409", "500", "another status", "no answer")
 PAIRS = tuple(f"{a} and {b}" for a, b in itertools.combinations_with_replacement(CALL_WORDS, 2))
-NEEDLES = (
-    "waiting-webhook",
-    "already being resumed",
-    "is running already",
-    "has finished",
-    "Worker started execution",
-    "Worker finished execution",
-)
+NEEDLES = ("waiting-webhook", "already being resumed", "is running already", "has finished")
 
 
 def call_word(call: dict[str, Any]) -> str:
@@ -62,15 +53,23 @@ def call_word(call: dict[str, Any]) -> str:
     return str(status) if str(status) in CALL_WORDS else "another status"
 
 
-def park(
-    world: ProbeWorld, name: str, needles: tuple[str, ...]
-) -> tuple[str, str, dict[str, Any]] | Answer:
-    """Deploy ``wait_resume_workflow`` and send its first delivery: (execution, resume URL,
-    the delivery's result) once its row is waiting; or the undetermined answer saying why
-    the window was not reached (with the evidence of ``needles``)."""
-    world.deploy(wait_resume_workflow(name, f"probe-{world.key}"))
-    missed = _parked(world)
-    return undetermined(missed, world.evidence(needles)) if isinstance(missed, str) else missed
+class WaitResumeProbe(ProbeBase):
+    """A probe of a Wait node (On Webhook Call) resumed through its URL: it deploys
+    ``wait_resume_workflow`` and its run begins by parking the execution (``park``)."""
+
+    needles: ClassVar[tuple[str, ...]] = (*NEEDLES, *WORKER_LINES)
+
+    def build(self, path: str) -> dict[str, Any]:
+        return wait_resume_workflow(self.name, path)
+
+    def workflow(self) -> dict[str, Any]:
+        return self.build("probe-wait-KEY")
+
+    def park(self, world: ProbeWorld) -> tuple[str, str, dict[str, Any]] | Answer:
+        """Send the first delivery: (execution, resume URL, the delivery's result) once its
+        row is waiting; or the undetermined answer saying why the window was not reached."""
+        missed = _parked(world)
+        return self.missed(world, missed) if isinstance(missed, str) else missed
 
 
 def _parked(world: ProbeWorld) -> tuple[str, str, dict[str, Any]] | str:
@@ -93,35 +92,32 @@ def _parked(world: ProbeWorld) -> tuple[str, str, dict[str, Any]] | str:
 
 
 @register("wait_resume_concurrent")
-class WaitResumeTwice(ProbeBase):
+class WaitResumeTwice(WaitResumeProbe):
     sequential: ClassVar[bool] = False
     question = (
         "A Wait node (On Webhook Call) is resumed by two calls of its resume URL at once: "
         "how many times does the step after it commit, and what does each call get?"
     )
     answers = vocabulary(
-        "{charges} charge(s); the resume calls got {pair}", charges=COUNTS, pair=PAIRS
+        "{charges} charge(s); the resume calls got {pair}", charges=ev.COUNTS, pair=PAIRS
     )
-
-    def workflow(self) -> dict[str, Any]:
-        return wait_resume_workflow(self.name or "wait_resume_concurrent", "probe-wait-KEY")
+    short = "wait"
 
     def run(self, stack: Stack) -> Answer:
-        with ProbeWorld(stack, "wait") as world:
-            parked = park(world, self.name, NEEDLES)
+        with self.world(stack) as world:
+            parked = self.park(world)
             if isinstance(parked, Answer):
                 return parked
             execution, resume_url, sender = parked
             calls = self._resume_twice(world, execution, resume_url)
-            world.wait_for(FINISH_WAIT, lambda: world.status(execution) in FINISHED, FINISH_S)
+            world.wait_finished(FINISH_WAIT, execution, FINISH_S)
             world.wait_for(
                 "a second resumed run to charge", lambda: len(world.commits()) > 1, SECOND_RUN_S
             )
             observed = {"sequential": self.sequential, "resume_url": resume_url}
-            evidence = world.evidence(
-                NEEDLES, execution=execution, sender=sender, resume_calls=calls, observed=observed
+            return self.answered(
+                world, execution=execution, sender=sender, resume_calls=calls, observed=observed
             )
-            return checked(self, self.judge(evidence))
 
     def _resume_twice(self, world: ProbeWorld, execution: str, url: str) -> list[dict[str, Any]]:
         calls: list[dict[str, Any]] = [{}, {}]
@@ -143,7 +139,7 @@ class WaitResumeTwice(ProbeBase):
 
         if self.sequential:
             resume(0)
-            world.wait_for(FINISH_WAIT, lambda: world.status(execution) in FINISHED, FINISH_S)
+            world.wait_finished(FINISH_WAIT, execution, FINISH_S)
             calls[1]["after_finish"] = world.status(execution) in FINISHED
             resume(1)
             return calls
@@ -165,10 +161,7 @@ class WaitResumeTwice(ProbeBase):
         words = sorted((call_word(c) for c in calls), key=CALL_WORDS.index)
         facts = {
             "sequential": bool(seen.get("sequential")),
-            "execution": execution,
-            "status_path": path,
-            "final_status": ev.final_status(evidence, execution),
-            "executions": len(ev.rows(evidence)),
+            **ev.facts(evidence, "execution", "status_path", "final_status", "executions"),
             "commits": commits,
             "resume_statuses": [c.get("status") for c in calls],
             "calls_overlapped": ev.overlapped(calls),
@@ -184,7 +177,7 @@ class WaitResumeTwice(ProbeBase):
         if not facts["sequential"] and not facts["calls_overlapped"]:
             return undetermined("the two resume calls did not overlap in time", evidence)
         pair = " and ".join(words)
-        answer = f"{count_word(commits)} charge(s); the resume calls got {pair}"
+        answer = f"{ev.count_word(commits)} charge(s); the resume calls got {pair}"
         why = (
             f"execution {execution} went {' -> '.join(path)}; resumed "
             f"{'in sequence' if facts['sequential'] else 'by two calls at once'}, the calls got "

@@ -17,12 +17,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harness.findings import evidence as ev
-from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
-from harness.findings.probes.main_kill_enqueue import FINISHED, RAN
-from harness.findings.probes.recovery_after_commit import STATUSES
-from harness.findings.window import Held, hold_after_commit
-from harness.findings.workflows import charge_workflow
-from harness.findings.world import ProbeWorld
+from harness.findings.base import Answer, ProbeBase, register, undetermined, vocabulary
+from harness.findings.window import Held
+from harness.findings.world import WORKER_LINES, ProbeWorld
 
 if TYPE_CHECKING:
     from harness.stack.stack import Stack
@@ -32,15 +29,6 @@ SETTLE_S = 60.0  # after the release: the worker writes the row back
 RERUN_S = 15.0  # after the restart: time for anything to run the execution again
 SENDER_WAIT = "the sender's answer after the kill"
 RERUN_WAIT = "anything to re-run the execution"
-NEEDLES = (
-    "Enqueued execution",
-    "Received webhook",
-    "Worker started execution",
-    "Worker finished execution",
-    "crashed",
-    "recover",
-    "job",
-)
 NO_WEBHOOK_PROCESSOR = (
     "the stack has no webhook processor (start it with StackConfig(webhook_processor=True), "
     "--n8n-webhook-processor; n8n-chaos findings does for this probe)"
@@ -58,24 +46,18 @@ class WebhookProcessorKill(ProbeBase):
     )
     answers = vocabulary(
         "sender {sender}; row ends {status}; {ran}; worker {finished}",
-        sender=("got 200", "got 500", "got another status", "got no answer"),
-        status=STATUSES,
-        ran=("charge never ran", "charge ran once", "charge ran twice or more"),
+        sender=ev.SENDER_WORDS,
+        status=ev.STATUSES,
+        ran=ev.CHARGE_RAN,
         finished=("finished it", "did not finish it"),
     )
-
-    def workflow(self) -> dict[str, Any]:
-        return charge_workflow("webhook_processor_kill", "probe-webhook-kill-KEY")
+    short = "webhook-kill"
+    needles = ("Enqueued execution", "Received webhook", *WORKER_LINES, "crashed", "recover", "job")
 
     def run(self, stack: Stack) -> Answer:
         if stack.webhook is None:
             return undetermined(NO_WEBHOOK_PROCESSOR)
-        with ProbeWorld(stack, "webhook-kill") as world:
-            world.deploy(charge_workflow("webhook_processor_kill", f"probe-{world.key}"))
-            held = hold_after_commit(world)
-            if isinstance(held, str):
-                return undetermined(held, world.evidence(NEEDLES))
-            return checked(self, self._strike(world, held))
+        return self.run_held(stack, self._strike)
 
     def _strike(self, world: ProbeWorld, held: Held) -> Answer:
         stack, execution = world.stack, held.execution_id
@@ -87,13 +69,8 @@ class WebhookProcessorKill(ProbeBase):
         sender_before_release = held.sender.done()
         held.release(world)
         world.restart(victim)
-        world.wait_for("the row to finish", lambda: world.status(execution) in FINISHED, SETTLE_S)
-
-        def rerun() -> bool:
-            others = [r for r in world.rows() if r["id"] != execution]
-            return bool(others) or world.worker_starts(execution) > 1 or len(world.commits()) > 1
-
-        world.wait_for(RERUN_WAIT, rerun, RERUN_S)
+        world.wait_finished("the row to finish", execution, SETTLE_S)
+        world.wait_for(RERUN_WAIT, lambda: world.reran(execution, world.commits), RERUN_S)
         observed = {
             "kill_proof": kill_proof,
             "victim": victim.name,
@@ -102,46 +79,35 @@ class WebhookProcessorKill(ProbeBase):
             "worker_starts": world.worker_starts(execution),
             "worker_finishes": world.worker_finishes(execution),
         }
-        return self.judge(
-            world.evidence(
-                NEEDLES, execution=execution, sender=held.sender.result, observed=observed
-            )
+        return self.answered(
+            world, execution=execution, sender=held.sender.result, observed=observed
         )
 
     def judge(self, evidence: dict[str, Any]) -> Answer:
         """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
-        seen = ev.observed(evidence)
         execution = evidence.get("execution")
-        path = ev.status_path(evidence, execution)
-        commits = ev.commit_count(evidence)
-        sender = ev.sender_seen(evidence.get("sender"))
-        finishes = int(seen.get("worker_finishes") or 0)
+        finishes = int(ev.observed(evidence).get("worker_finishes") or 0)
         facts: dict[str, Any] = {
-            "execution": execution,
-            "status_path": path,
-            "commits": commits,
-            "attempts": ev.attempt_count(evidence),
-            "worker_starts": seen.get("worker_starts"),
+            **ev.facts(
+                evidence, "execution", "status_path", "commits", "attempts", "worker_starts"
+            ),
             "worker_finishes": finishes,
-            "executions": len(ev.rows(evidence)),
-            "sender": sender,
-            "sender_error": (evidence.get("sender") or {}).get("error"),
-            "sender_answered_before_release": seen.get("sender_answered_before_release"),
+            **ev.facts(evidence, "executions", "sender", "sender_error"),
+            **ev.facts(evidence, "sender_answered_before_release"),
             "re_run_seen": ev.reached(evidence, RERUN_WAIT),
-            "kill_proof": seen.get("kill_proof"),
+            **ev.facts(evidence, "kill_proof"),
         }
         if not facts["kill_proof"]:
-            return undetermined(f"{seen.get('victim')} did not end by SIGKILL", evidence)
+            return undetermined(ev.unkilled(evidence), evidence)
         final = ev.final_status(evidence, execution)
-        ran = RAN.get(commits, "charge ran twice or more")
+        sender, ran = facts["sender"], ev.charge_ran(facts["commits"])
         finished = "finished it" if finishes else "did not finish it"
         answer = f"sender {sender}; row ends {final}; {ran}; worker {finished}"
         when = "before" if facts["sender_answered_before_release"] else "not before"
         why = (
             f"the sender {sender} ({when} the held charge was released"
             + (f": {facts['sender_error']}" if facts["sender_error"] else "")
-            + f"); execution {execution} went {' -> '.join(path) or '(no status seen)'}; "
-            f"{commits} commit(s), {facts['worker_starts']} worker start(s), "
-            f"{finishes} worker finish(es), {facts['executions']} execution row(s)"
+            + f"); execution {execution} went {ev.went(facts['status_path'])}; "
+            + ev.tally(facts, "commits", "worker_starts", "worker_finishes", "executions")
         )
         return Answer(answer, why, facts, evidence)

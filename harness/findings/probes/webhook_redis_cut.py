@@ -25,12 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
 from harness.findings import evidence as ev
-from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
-from harness.findings.probes.main_kill_enqueue import FINISHED, RAN
-from harness.findings.probes.recovery_after_commit import STATUSES
+from harness.findings.base import Answer, ProbeBase, register, undetermined, vocabulary
+from harness.findings.probes.main_kill_enqueue import Struck
 from harness.findings.probes.webhook_processor_kill import NO_WEBHOOK_PROCESSOR
-from harness.findings.workflows import charge_workflow
-from harness.findings.world import ProbeWorld, Sender
+from harness.findings.world import WORKER_LINES, ProbeWorld
 
 if TYPE_CHECKING:
     from harness.stack.stack import Stack
@@ -45,17 +43,6 @@ SENDER_S = 30.0
 EXIT_WAIT = "the webhook processor to exit during the cut"
 SETTLE_WAIT = "the row to finish after the restore"
 JOB_WAIT = "the job to reach Redis during the cut"
-NEEDLES = (
-    "Redis",
-    "ECONNREFUSED",
-    "enqueue",
-    "Enqueued execution",
-    "Received webhook",
-    "Worker started execution",
-    "Worker finished execution",
-    "crashed",
-    "error",
-)
 JOBS = ("job enqueued during the cut", "job enqueued after the restore", "job never enqueued")
 
 
@@ -71,45 +58,49 @@ class WebhookRedisCut(ProbeBase):
     answers = vocabulary(
         "{job}; row ends {status}; {ran}; sender {sender}; webhook processor {process}",
         job=JOBS,
-        status=STATUSES,
-        ran=("charge never ran", "charge ran once", "charge ran twice or more"),
-        sender=("got 200", "got 500", "got another status", "got no answer"),
+        status=ev.STATUSES,
+        ran=ev.CHARGE_RAN,
+        sender=ev.SENDER_WORDS,
         process=("stayed up", "exited"),
     )
-
-    def workflow(self) -> dict[str, Any]:
-        return charge_workflow("webhook_redis_cut", "probe-webhook-redis-KEY")
+    short = "webhook-redis"
+    needles = (
+        "Redis",
+        "ECONNREFUSED",
+        "enqueue",
+        "Enqueued execution",
+        "Received webhook",
+        *WORKER_LINES,
+        "crashed",
+        "error",
+    )
 
     def run(self, stack: Stack) -> Answer:
         if stack.webhook is None:
             return undetermined(NO_WEBHOOK_PROCESSOR)
-        with ProbeWorld(stack, "webhook-redis") as world:
-            world.deploy(charge_workflow("webhook_redis_cut", f"probe-{world.key}"))
+        with self.world(stack) as world:
             struck = self._strike(world)
             if isinstance(struck, str):
-                return undetermined(struck, world.evidence(NEEDLES))
+                return self.missed(world, struck)
             execution, sender, observed = struck
-            world.wait_for(SETTLE_WAIT, lambda: world.status(execution) in FINISHED, SETTLE_S)
+            world.wait_finished(SETTLE_WAIT, execution, SETTLE_S)
             world.wait_for("the sender's answer", sender.done, SENDER_S)
             observed |= {
                 "worker_starts": world.worker_starts(execution),
                 "worker_finishes": world.worker_finishes(execution),
             }
-            evidence = world.evidence(
-                NEEDLES, execution=execution, sender=sender.result, observed=observed
+            return self.answered(
+                world, execution=execution, sender=sender.result, observed=observed
             )
-            return checked(self, self.judge(evidence))
 
-    def _strike(self, world: ProbeWorld) -> tuple[str, Sender, dict[str, Any]] | str:
+    def _strike(self, world: ProbeWorld) -> Struck:
         """(the execution, its sender, what only the run saw) with the link cut and restored;
         or why the window was not reached (the link is restored either way)."""
         stack, webhook = world.stack, world.stack.webhook
         assert webhook is not None
         link = stack.proxies[LINK]
-        link.add_toxic("latency", stream="upstream", name=TOXIC, latency=LATENCY_MS)
-        world.timeline.record(f"{LINK} slowed", latency_ms=LATENCY_MS)
         observed: dict[str, Any] = {}
-        try:
+        with world.slowed(link, TOXIC, LATENCY_MS, "restored"):
             sender = world.send()
             execution = world.row_without_job(ROW_S)
             if execution is None:
@@ -117,59 +108,40 @@ class WebhookRedisCut(ProbeBase):
             # Disabling closes the link: what the toxic still delayed never reaches Redis.
             link.disable()
             world.timeline.record(f"{LINK} cut", execution=execution)
-            observed["jobs_at_cut"] = self._jobs(world, execution)
+            observed["jobs_at_cut"] = world.jobs_of(execution)
             with contextlib.suppress(HarnessError):
                 link.remove_toxic(TOXIC)
             # The cut's length is the fault; meanwhile watch for the process ending.
             world.wait_for(EXIT_WAIT, lambda: not webhook.process.running, CUT_S)
             observed |= {
-                "jobs_at_cut_end": self._jobs(world, execution),
+                "jobs_at_cut_end": world.jobs_of(execution),
                 "status_at_cut_end": world.status(execution),
                 "sender_at_cut_end": dict(sender.result) if sender.done() else None,
                 "webhook_exit_code": webhook.process.returncode,
             }
             if observed["jobs_at_cut_end"]:
                 world.timeline.record("reached", what=JOB_WAIT)
-        finally:
-            with contextlib.suppress(HarnessError):
-                link.remove_toxic(TOXIC)
-            link.enable()
-            world.timeline.record(f"{LINK} restored")
         if not webhook.process.running:
             world.restart(webhook)
         return execution, sender, observed
-
-    @staticmethod
-    def _jobs(world: ProbeWorld, execution: str) -> list[dict[str, Any]]:
-        return [j for j in world.bull_jobs() if j.get("execution") == execution]
 
     def judge(self, evidence: dict[str, Any]) -> Answer:
         """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
         seen = ev.observed(evidence)
         execution = evidence.get("execution")
-        path = ev.status_path(evidence, execution)
-        commits = ev.commit_count(evidence)
-        sender = ev.sender_seen(evidence.get("sender"))
         jobs_after = [j for j in evidence.get("bull_jobs") or [] if j.get("execution") == execution]
         exited = ev.reached(evidence, EXIT_WAIT)
         facts: dict[str, Any] = {
-            "execution": execution,
-            "status_path": path,
-            "status_at_cut_end": seen.get("status_at_cut_end"),
-            "jobs_at_cut": seen.get("jobs_at_cut"),
-            "jobs_at_cut_end": seen.get("jobs_at_cut_end"),
+            **ev.facts(evidence, "execution", "status_path", "status_at_cut_end", "jobs_at_cut"),
+            **ev.facts(evidence, "jobs_at_cut_end"),
             "jobs_after_restore": jobs_after,
-            "commits": commits,
-            "attempts": ev.attempt_count(evidence),
-            "worker_starts": seen.get("worker_starts"),
-            "worker_finishes": seen.get("worker_finishes"),
-            "executions": len(ev.rows(evidence)),
-            "sender": sender,
-            "sender_error": (evidence.get("sender") or {}).get("error"),
+            **ev.facts(evidence, "commits", "attempts", "worker_starts", "worker_finishes"),
+            **ev.facts(evidence, "executions", "sender", "sender_error"),
             "sender_answered_during_cut": seen.get("sender_at_cut_end") is not None,
             "webhook_processor_exited": exited,
-            "webhook_exit_code": seen.get("webhook_exit_code"),
+            **ev.facts(evidence, "webhook_exit_code"),
         }
+        path, commits, sender = facts["status_path"], facts["commits"], facts["sender"]
         if "jobs_at_cut" not in seen:
             return undetermined("the link was not cut (no look into Redis at the cut)", evidence)
         if seen.get("jobs_at_cut"):
@@ -181,17 +153,17 @@ class WebhookRedisCut(ProbeBase):
         else:
             job = JOBS[2]
         final = ev.final_status(evidence, execution)
-        ran = RAN.get(commits, "charge ran twice or more")
+        ran = ev.charge_ran(commits)
         process = "exited" if exited else "stayed up"
         answer = f"{job}; row ends {final}; {ran}; sender {sender}; webhook processor {process}"
         recovered = final == "success" and commits == 1
         settled = ev.reached(evidence, SETTLE_WAIT)
         unfinished = "" if settled else f", still {final} {SETTLE_S:.0f} s after the restore"
         why = (
-            f"execution {execution} went {' -> '.join(path) or '(no status seen)'} "
+            f"execution {execution} went {ev.went(path)} "
             f"({facts['status_at_cut_end']} at the cut's end{unfinished}); "
-            f"{len(jobs_after)} job(s) for it in Redis after the restore, {commits} commit(s), "
-            f"{facts['worker_starts']} worker start(s): "
+            f"{len(jobs_after)} job(s) for it in Redis after the restore, "
+            f"{ev.tally(facts, 'commits', 'worker_starts')}: "
             f"{'recovered' if recovered else 'not recovered'}; the sender {sender}"
             + (f" ({facts['sender_error']})" if facts["sender_error"] else "")
             + (" during the cut" if facts["sender_answered_during_cut"] else "")

@@ -29,12 +29,9 @@ from harness.engine.faults.toxic_link import ToxicLink
 from harness.engine.journal import Journal
 from harness.errors import HarnessError
 from harness.findings import evidence as ev
-from harness.findings.base import Answer, ProbeBase, checked, register, undetermined, vocabulary
-from harness.findings.probes.main_kill_enqueue import FINISHED, RAN
-from harness.findings.probes.recovery_after_commit import STATUSES
-from harness.findings.window import Held, hold_after_commit
-from harness.findings.workflows import charge_workflow
-from harness.findings.world import ProbeWorld, Sender
+from harness.findings.base import Answer, ProbeBase, register, undetermined, vocabulary
+from harness.findings.window import Held
+from harness.findings.world import WORKER_LINES, ProbeWorld, Sender
 
 if TYPE_CHECKING:
     from harness.stack.stack import Stack
@@ -43,15 +40,6 @@ SETTLE_S = 120.0  # after the heal: the row finishes (a stall sweep, n8n's reche
 SENDER_S = 150.0  # the probe sender's own timeout: how long the caller waits is measured
 AFTER_S = 60.0  # the delivery after the heal is answered
 HEALTH_TIMEOUT_S = 2.0
-NEEDLES = (
-    "Redis",
-    "stalled",
-    "lock",
-    "Worker started execution",
-    "Worker finished execution",
-    "crashed",
-    "error",
-)
 WHO = {
     "main": "main's",
     "webhook": "the webhook processor's",
@@ -74,57 +62,24 @@ def _what(fault: ToxicLink) -> str:
 
 
 class LinkFaultProbe(ProbeBase):
+    needles = ("Redis", "stalled", "lock", *WORKER_LINES, "crashed", "error")
     answers = vocabulary(
         "work after the heal {resumed}; row ends {status}; {ran}; sender {sender}; "
         "health checks {health}",
         resumed=RESUMED,
-        status=STATUSES,
-        ran=("charge never ran", "charge ran once", "charge ran twice or more"),
-        sender=("got 200", "got 500", "got another status", "got no answer"),
+        status=ev.STATUSES,
+        ran=ev.CHARGE_RAN,
+        sender=ev.SENDER_WORDS,
         health=("stayed green", "went red"),
     )
 
-    def workflow(self) -> dict[str, Any]:
-        return charge_workflow(self.name, f"probe-{self.name}-KEY")
-
     def run(self, stack: Stack) -> Answer:
-        fault = get_fault(self.name)
-        assert isinstance(fault, ToxicLink)
-        with ProbeWorld(stack, self.name.replace("_", "-")) as world:
-            deployed = world.deploy(charge_workflow(self.name, f"probe-{world.key}"))
-            held = hold_after_commit(world)
-            if isinstance(held, str):
-                return undetermined(held, world.evidence(NEEDLES))
-            ctx = FaultContext(
-                stack, Journal(), world.key, target_worker=held.worker, workflow_id=deployed.id
-            )
-            observed = self._strike(world, held, fault, ctx)
-            execution = held.execution_id
-            world.wait_for(
-                "the row to finish after the heal",
-                lambda: world.status(execution) in FINISHED,
-                SETTLE_S,
-            )
-            world.wait_for("the sender's answer", held.sender.done, SENDER_S)
-            after_key = f"{world.key}-after"
-            assert deployed.webhook_url is not None
-            after = Sender(world.timeline, deployed.webhook_url, {"key": after_key}, AFTER_S)
-            world.wait_for("the delivery after the heal to be answered", after.done, AFTER_S + 5)
-            observed |= {
-                "worker_starts": world.worker_starts(execution),
-                "after_sender": after.result,
-                "after_commits": len(world.provider.commits(after_key)),
-                "timings": stack.config.n8n_timings,
-                "journal": ctx.journal.to_json(),
-            }
-            evidence = world.evidence(
-                NEEDLES, execution=execution, sender=held.sender.result, observed=observed
-            )
-            return checked(self, self.judge(evidence))
+        return self.run_held(stack, self._strike)
 
-    def _strike(
-        self, world: ProbeWorld, held: Held, fault: ToxicLink, ctx: FaultContext
-    ) -> dict[str, Any]:
+    def _strike(self, world: ProbeWorld, held: Held) -> Answer:
+        fault = get_fault(self.name)
+        assert isinstance(fault, ToxicLink) and world.deployed is not None
+        ctx = FaultContext(world.stack, Journal(), world.key, target_worker=held.worker)
         observed: dict[str, Any] = {"fault": _what(fault), "health": []}
         try:
             fault.inject(ctx)
@@ -143,10 +98,26 @@ class LinkFaultProbe(ProbeBase):
             except HarnessError as exc:  # a process that never reconnected is a finding
                 observed["heal_error"] = str(exc)[:300]
             world.timeline.record("fault healed", fault=self.name)
-        observed["proof"] = fault.proof(ctx)
         heals = [e for e in ctx.journal.entries if e.kind == "fault.heal"]
-        observed["restarted"] = [name for e in heals for name in e.data["restarted"]]
-        return observed
+        execution = held.execution_id
+        world.wait_finished("the row to finish after the heal", execution, SETTLE_S)
+        world.wait_for("the sender's answer", held.sender.done, SENDER_S)
+        after_key = f"{world.key}-after"
+        assert world.deployed.webhook_url is not None
+        after = Sender(world.timeline, world.deployed.webhook_url, {"key": after_key}, AFTER_S)
+        world.wait_for("the delivery after the heal to be answered", after.done, AFTER_S + 5)
+        observed |= {
+            "proof": fault.proof(ctx),
+            "restarted": [name for e in heals for name in e.data["restarted"]],
+            "worker_starts": world.worker_starts(execution),
+            "after_sender": after.result,
+            "after_commits": len(world.provider.commits(after_key)),
+            "timings": world.stack.config.n8n_timings,
+            "journal": ctx.journal.to_json(),
+        }
+        return self.answered(
+            world, execution=execution, sender=held.sender.result, observed=observed
+        )
 
     @staticmethod
     def _health(world: ProbeWorld) -> dict[str, Any]:
@@ -210,7 +181,7 @@ class LinkFaultProbe(ProbeBase):
                 evidence,
             )
         final = ev.final_status(evidence, execution)
-        ran = RAN.get(commits, "charge ran twice or more")
+        ran = ev.charge_ran(commits)
         health = "went red" if red else "stayed green"
         answer = (
             f"work after the heal {resumed}; row ends {final}; {ran}; sender {sender}; "
@@ -243,7 +214,7 @@ def _register_every_link_fault() -> None:
                 "see, what status does the row end in, how often does the charge run, and is "
                 "new work taken without a restart?"
             )
-            made = {"question": question, "__module__": __name__}
+            made = {"question": question, "short": name.replace("_", "-"), "__module__": __name__}
             register(name, type(f"Probe_{name}", (LinkFaultProbe,), made))
 
 

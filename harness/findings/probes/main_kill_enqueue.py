@@ -34,7 +34,6 @@ ROW_S = 30.0  # the row shows (a few slowed Redis round trips come first)
 SENDER_S = 30.0
 SETTLE_S = 60.0  # after main is back: the row finishes, or anything runs it
 SETTLE_WAIT = "the row to finish after main's restart"
-RAN = dict(enumerate(ev.CHARGE_RAN[:2]))  # redis_silent's
 # What a probe struck: (the execution, its sender, what only the run saw); or why not.
 Struck = tuple[str, Sender, dict[str, Any]] | str
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -79,16 +79,22 @@ def text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
-def field(document: Any, dotted: str) -> Any:
-    """A dotted field ("properties.email"), or the one under ``properties`` (HubSpot)."""
-    node = document
-    for part in dotted.split("."):
+def descend(node: Any, steps: Iterable[str]) -> Any:
+    """The value under `node` along `steps` (object keys, list indexes); None off the tree.
+    Shared by dotted fields, the record fake's placeholders and JSON pointers."""
+    for step in steps:
         if isinstance(node, dict):
-            node = node.get(part)
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
+            node = node.get(step)
+        elif isinstance(node, list) and step.isdigit() and int(step) < len(node):
+            node = node[int(step)]
         else:
             return None
+    return node
+
+
+def field(document: Any, dotted: str) -> Any:
+    """A dotted field ("properties.email"), or the one under ``properties`` (HubSpot)."""
+    node = descend(document, dotted.split("."))
     if node is None and "." not in dotted and isinstance(document, dict):
         properties = document.get("properties") or document.get("fields")
         if isinstance(properties, dict):

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..personalities.base import deep_merge
+from ..personalities.documents import deep_merge
 from .kinds import Outcome
 
 Row = dict[str, Any]

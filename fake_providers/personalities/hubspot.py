@@ -8,18 +8,9 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from fake_providers.personalities.base import (
-    Answer,
-    Document,
-    Inbound,
-    MakeId,
-    Personality,
-    body_of,
-    deep_merge,
-    routes,
-    text,
-)
-from fake_providers.upstreams import Collection, ReferenceSource
+from ..upstreams import Collection, ReferenceSource
+from .base import Answer, MakeId, Personality, one_public, routes, stored_identity
+from .documents import STORED_IDENTITY, Document, Inbound, body_of, deep_merge, public, text
 
 OBJECTS = Collection(
     "objects",
@@ -69,18 +60,10 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
                 "createdAt": now,
                 "updatedAt": now,
                 "archived": False,
-                "_on": identity,
+                STORED_IDENTITY: identity,
             }
         )
     return found
-
-
-def identity(collection: Collection, document: Document) -> str:
-    return text(document.get("_on"))
-
-
-def _public(records: list[Document]) -> list[Document]:
-    return [{k: v for k, v in r.items() if k != "_on"} for r in records]
 
 
 def select(collection: Collection, inbound: Inbound, records: list[Document]) -> list[Document]:
@@ -106,18 +89,18 @@ def select(collection: Collection, inbound: Inbound, records: list[Document]) ->
 
 
 def listing(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
-    public = _public(records)
+    shown = public(records)
     if inbound.method == "POST":
-        return Answer(200, {"total": len(public), "results": public})
-    return Answer(200, {"results": public})
+        return Answer(200, {"total": len(shown), "results": shown})
+    return Answer(200, {"results": shown})
 
 
 def created(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
     if "/batch/" in inbound.path:
-        return Answer(200, {"status": "COMPLETE", "results": _public(records)})
+        return Answer(200, {"status": "COMPLETE", "results": public(records)})
     if inbound.path.rstrip("/") in _LEGACY:
         return Answer(200, _legacy_deal(records[0]))
-    return Answer(201, _public(records)[0])
+    return Answer(201, public(records)[0])
 
 
 def _legacy_deal(record: Document) -> Document:
@@ -143,14 +126,6 @@ def update(collection: Collection, inbound: Inbound, document: Document) -> Docu
     return deep_merge(document, {"properties": body.get("properties") or {}})
 
 
-def updated(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
-    return Answer(200, _public(records)[0] if records else {})
-
-
-def reference(key: str) -> ReferenceSource:
-    return ReferenceSource("json", f"/properties/{key}")
-
-
 PERSONALITY = Personality(
     name="hubspot",
     host="api.hubapi.com",
@@ -159,13 +134,13 @@ PERSONALITY = Personality(
     read="POST /crm/v3/objects/<type>/search (filterGroups EQ), GET list and by id",
     key="the property named like the business key (/properties/<key>)",
     collections=(OBJECTS,),
-    reference=reference,
+    reference=lambda key: ReferenceSource("json", f"/properties/{key}"),
     store=store,
-    identity=identity,
+    identity=stored_identity,
     select=select,
     listing=listing,
     created=created,
     update=update,
-    updated=updated,
+    updated=one_public,
     key_of=key_of,
 )

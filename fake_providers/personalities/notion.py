@@ -7,18 +7,9 @@ import datetime
 import re
 from typing import Any
 
-from fake_providers.personalities.base import (
-    Answer,
-    Document,
-    Inbound,
-    MakeId,
-    Personality,
-    body_of,
-    deep_merge,
-    routes,
-    text,
-)
-from fake_providers.upstreams import Collection, ReferenceSource
+from ..upstreams import Collection, ReferenceSource
+from .base import Answer, MakeId, Personality, routes
+from .documents import Document, Inbound, body_of, deep_merge, text
 
 PAGES = Collection(
     "pages",

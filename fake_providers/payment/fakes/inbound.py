@@ -19,7 +19,7 @@ from starlette.requests import Request
 
 from fake_providers.errors import FakeProviderError
 
-from ...personalities.base import descend
+from ...personalities.documents import descend
 from ...upstreams import ReferenceSource
 from ..payloads import read_capped
 

@@ -34,7 +34,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ...personalities import personality
-from ...personalities.base import Answer, Personality, descend, text
+from ...personalities.base import Answer, Personality
+from ...personalities.documents import descend, text
 from ...upstreams import RouteTemplate, Upstream
 from ..kinds import Outcome
 from ..pipeline import EffectPipeline, EffectResult, json_response

@@ -4,13 +4,12 @@ one by GET /v0/<base>/<table>/<id>; PATCH upserts with `performUpsert.fieldsToMe
 
 from __future__ import annotations
 
-import datetime
 import re
 from typing import Any
 
 from ..upstreams import Collection
 from .base import Answer, MakeId, Personality, named_field, one_public, routes, stored_identity
-from .documents import STORED_IDENTITY, Document, Inbound, body_of, public, text
+from .documents import STORED_IDENTITY, Document, Inbound, body_of, public, text, utc_stamp
 
 TABLES = Collection(
     "tables",
@@ -29,7 +28,7 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
     body = body_of(inbound)
     merge_on = (body.get("performUpsert") or {}).get("fieldsToMergeOn") or []
     records: list[Any] = body["records"] if isinstance(body.get("records"), list) else [body]
-    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    now = utc_stamp()
     found = []
     for record in records:
         fields = record.get("fields") if isinstance(record, dict) else None

@@ -5,6 +5,7 @@ ledger store use the helpers too."""
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
@@ -38,6 +39,11 @@ def text(value: Any) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def utc_stamp() -> str:
+    """Now as Airtable, HubSpot and Notion write a record's time: UTC to the second, `.000Z`."""
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 def descend(node: Any, steps: Iterable[str]) -> Any:

@@ -10,7 +10,16 @@ from typing import Any
 
 from ..upstreams import Collection, ReferenceSource
 from .base import Answer, MakeId, Personality, one_public, routes, stored_identity
-from .documents import STORED_IDENTITY, Document, Inbound, body_of, deep_merge, public, text
+from .documents import (
+    STORED_IDENTITY,
+    Document,
+    Inbound,
+    body_of,
+    deep_merge,
+    public,
+    text,
+    utc_stamp,
+)
 
 OBJECTS = Collection(
     "objects",
@@ -40,7 +49,7 @@ def _properties(given: Any) -> dict[str, Any]:
 
 def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
     body = body_of(inbound)
-    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    now = utc_stamp()
     upsert = inbound.path.rstrip("/").endswith("/batch/upsert")
     inputs: list[Any] = body["inputs"] if isinstance(body.get("inputs"), list) else [body]
     found = []

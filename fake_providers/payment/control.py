@@ -23,7 +23,7 @@ import httpx
 
 from ..errors import FakeProviderError
 from ..upstreams import Upstream, upstreams_from_json, upstreams_to_json
-from .kinds import BarrierState, CrashPoint, Effect, FaultKind, Outcome
+from .kinds import BarrierState, CommitRow, CrashPoint, Effect, FaultKind, Outcome
 
 NameT = TypeVar("NameT", bound=StrEnum)
 
@@ -62,18 +62,12 @@ class BarrierNotReached(ProviderControlError):
 
 
 @dataclass(frozen=True)
-class Commit:
-    """One committed side effect. Commits per `reference` is the number the oracle checks."""
+class Commit(CommitRow):
+    """One committed side effect and its place in the ledger (`seq`). Commits per `reference`
+    is the number the oracle checks; `effect_id` is the charge id (ch_...), email id (em_...)."""
 
-    seq: int
     effect: Effect | str  # an Effect, or an upstream fake's kind ("payment_intent", "record")
-    effect_id: str  # the charge id (ch_...) or email id (em_...)
-    reference: str
-    idempotency_key: str | None
-    fingerprint: str
-    attempt_id: int
-    attempt_no: int
-    committed_at: float
+    seq: int
 
     @property
     def charge_id(self) -> str | None:

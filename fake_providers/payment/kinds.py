@@ -5,6 +5,7 @@ Kept free of FastAPI and SQLite imports so that `control.py` (used by the harnes
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -62,3 +63,18 @@ class BarrierState(StrEnum):
     RELEASED = "released"
     HOLD_EXPIRED = "hold_expired"
     PASSED = "passed"  # reached where no hold applies (`responded`, or released before reached)
+
+
+@dataclass(frozen=True)
+class CommitRow:
+    """One committed side effect as the ledger stores it: the number the oracle counts per
+    reference. The control client's `Commit` is this row with its place in the ledger."""
+
+    effect: str
+    effect_id: str
+    reference: str
+    idempotency_key: str | None
+    fingerprint: str
+    attempt_id: int
+    attempt_no: int
+    committed_at: float

@@ -68,33 +68,30 @@ class EffectResult:
     conflict: StoredResponse | None = None
 
 
+def _problem(status: int, slug: str, title: str, detail: str) -> Any:
+    """A default answer: this problem+json, a new response each time (one is sent once).
+    It is a `field(...)`, which RUF009 cannot see through: hence the noqa where it is used."""
+    return field(default=partial(problem_response, status, slug, title, detail))
+
+
 @dataclass(frozen=True)
 class PipelineAnswers:
     """The answers the pipeline itself gives (not the effect's own response)."""
 
-    mismatch: Callable[[], Response] = field(
-        default=lambda: problem_response(
-            422,
-            "idempotency-key-mismatch",
-            "Idempotency key reused",
-            "this Idempotency-Key was used with a different request payload",
-        )
+    mismatch: Callable[[], Response] = _problem(  # noqa: RUF009
+        422,
+        "idempotency-key-mismatch",
+        "Idempotency key reused",
+        "this Idempotency-Key was used with a different request payload",
     )
-    in_flight: Callable[[], Response] = field(
-        default=lambda: problem_response(
-            409,
-            "idempotency-key-in-flight",
-            "Request in progress",
-            "a request with this Idempotency-Key is still being processed; retry later",
-        )
+    in_flight: Callable[[], Response] = _problem(  # noqa: RUF009
+        409,
+        "idempotency-key-in-flight",
+        "Request in progress",
+        "a request with this Idempotency-Key is still being processed; retry later",
     )
-    error_before_commit: Callable[[], Response] = field(
-        default=lambda: problem_response(
-            500,
-            "injected-error",
-            "Internal server error",
-            "injected fault: error_before_commit",
-        )
+    error_before_commit: Callable[[], Response] = _problem(  # noqa: RUF009
+        500, "injected-error", "Internal server error", "injected fault: error_before_commit"
     )
     rate_limited: Callable[[int], Response] = field(
         default=lambda retry_after_s: problem_response(
@@ -106,13 +103,11 @@ class PipelineAnswers:
         )
     )
     error_after_commit: StoredResponse = _ERROR_AFTER_COMMIT
-    reset: Callable[[], Response] = field(
-        default=lambda: problem_response(
-            503,
-            "provider-reset",
-            "Provider reset",
-            "the provider was reset while this request was in flight",
-        )
+    reset: Callable[[], Response] = _problem(  # noqa: RUF009
+        503,
+        "provider-reset",
+        "Provider reset",
+        "the provider was reset while this request was in flight",
     )
 
 
@@ -163,11 +158,7 @@ class EffectPipeline:
         runtime = self._runtime
         result = replace(build(runtime.clock()), commits=False, outcome=Outcome.PROCESSED)
         stored = result.response
-        settled = await runtime.db(
-            partial(
-                _settle, start=start, claim=claim, result=result, stored=stored, now=runtime.clock()
-            )
-        )
+        settled = await self._settle(start, claim, result, stored)
         if settled is None:
             return self._answers.reset()
         stored = settled
@@ -189,11 +180,7 @@ class EffectPipeline:
         if fault_kind is FaultKind.COMMIT_THEN_ERROR:
             # Stripe stores a 500 after commit: retries replay it
             stored = self._answers.error_after_commit
-        settled = await runtime.db(
-            partial(
-                _settle, start=start, claim=claim, result=result, stored=stored, now=runtime.clock()
-            )
-        )
+        settled = await self._settle(start, claim, result, stored)
         if settled is None:
             return self._answers.reset()
         stored = settled
@@ -207,6 +194,14 @@ class EffectPipeline:
             return DroppedConnection(reset=fault_kind is FaultKind.COMMIT_THEN_RESET)
         signal_responded = BackgroundTask(runtime.barriers.reach, CrashPoint.RESPONDED, reached_by)
         return to_response(stored, background=signal_responded)
+
+    async def _settle(
+        self, start: AttemptStart, claim: Claim, result: EffectResult, stored: StoredResponse
+    ) -> StoredResponse | None:
+        """The response as stored with the attempt's end (None: a reset came first)."""
+        now = self._runtime.clock()
+        settle = partial(_settle, start=start, claim=claim, result=result, stored=stored, now=now)
+        return await self._runtime.db(settle)
 
     async def _before_commit(
         self, start: AttemptStart, claim: Claim, fault: FaultRule

@@ -17,7 +17,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..personalities.base import deep_merge
+from ..personalities.documents import deep_merge
+from .kinds import CommitRow as CommitRow  # the ledger's row, imported from here too
 from .kinds import Outcome
 
 Row = dict[str, Any]
@@ -61,20 +62,6 @@ class AttemptStart:
     # where the reference was read (and what was there when it is empty).
     preview: str = ""
     reference_note: str = ""
-
-
-@dataclass(frozen=True)
-class CommitRow:
-    """One committed side effect: the number the oracle counts per reference."""
-
-    effect: str
-    effect_id: str
-    reference: str
-    idempotency_key: str | None
-    fingerprint: str
-    attempt_id: int
-    attempt_no: int
-    committed_at: float
 
 
 @dataclass(frozen=True)
@@ -360,14 +347,7 @@ class LedgerStore:
         now: float,
     ) -> None:
         """Give up a claim without committing (pre-commit fault): a retry may process anew."""
-        with self._transaction() as db:
-            if key is not None:
-                db.execute(
-                    "DELETE FROM idempotency_keys"
-                    " WHERE key = ? AND owner_attempt_id = ? AND state = 'in_progress'",
-                    (key, attempt_id),
-                )
-            self._finish(db, attempt_id, outcome, fault, http_status, now)
+        self.finish_attempt(attempt_id, outcome, fault, http_status, now, released_key=key)
 
     def finish_attempt(
         self,
@@ -376,24 +356,23 @@ class LedgerStore:
         fault: str | None,
         http_status: int | None,
         now: float,
+        *,
+        released_key: str | None = None,
     ) -> None:
+        """End an attempt; with `released_key`, in the same transaction, drop the attempt's
+        claim on that key (still in progress) so that a retry processes anew."""
         with self._transaction() as db:
-            self._finish(db, attempt_id, outcome, fault, http_status, now)
-
-    @staticmethod
-    def _finish(
-        db: sqlite3.Connection,
-        attempt_id: int,
-        outcome: Outcome | None,
-        fault: str | None,
-        http_status: int | None,
-        now: float,
-    ) -> None:
-        db.execute(
-            "UPDATE attempts SET outcome = COALESCE(?, outcome), fault = ?, http_status = ?,"
-            " finished_at = ? WHERE id = ?",
-            (outcome, fault, http_status, now, attempt_id),
-        )
+            if released_key is not None:
+                db.execute(
+                    "DELETE FROM idempotency_keys"
+                    " WHERE key = ? AND owner_attempt_id = ? AND state = 'in_progress'",
+                    (released_key, attempt_id),
+                )
+            db.execute(
+                "UPDATE attempts SET outcome = COALESCE(?, outcome), fault = ?, http_status = ?,"
+                " finished_at = ? WHERE id = ?",
+                (outcome, fault, http_status, now, attempt_id),
+            )
 
     # -- queries --------------------------------------------------------------------------------
 

@@ -4,22 +4,12 @@ one by GET /v0/<base>/<table>/<id>; PATCH upserts with `performUpsert.fieldsToMe
 
 from __future__ import annotations
 
-import datetime
 import re
 from typing import Any
 
-from fake_providers.personalities.base import (
-    Answer,
-    Document,
-    Inbound,
-    MakeId,
-    Personality,
-    body_of,
-    named_field,
-    routes,
-    text,
-)
-from fake_providers.upstreams import Collection, ReferenceSource
+from ..upstreams import Collection
+from .base import Answer, MakeId, Personality, named_field, one_public, routes, stored_identity
+from .documents import STORED_IDENTITY, Document, Inbound, body_of, public, text, utc_stamp
 
 TABLES = Collection(
     "tables",
@@ -38,7 +28,7 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
     body = body_of(inbound)
     merge_on = (body.get("performUpsert") or {}).get("fieldsToMergeOn") or []
     records: list[Any] = body["records"] if isinstance(body.get("records"), list) else [body]
-    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    now = utc_stamp()
     found = []
     for record in records:
         fields = record.get("fields") if isinstance(record, dict) else None
@@ -46,16 +36,10 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
         identity = "|".join(text(fields.get(name)) for name in merge_on)
         given = record.get("id") if isinstance(record, dict) else None
         record_id = str(given) if given else _record_id(make_id, identity)
-        found.append({"id": record_id, "createdTime": now, "fields": fields, "_on": identity})
+        found.append(
+            {"id": record_id, "createdTime": now, "fields": fields, STORED_IDENTITY: identity}
+        )
     return found
-
-
-def identity(collection: Collection, document: Document) -> str:
-    return text(document.get("_on"))
-
-
-def _public(records: list[Document]) -> list[Document]:
-    return [{k: v for k, v in r.items() if k != "_on"} for r in records]
 
 
 def select(collection: Collection, inbound: Inbound, records: list[Document]) -> list[Document]:
@@ -65,14 +49,14 @@ def select(collection: Collection, inbound: Inbound, records: list[Document]) ->
 
 
 def listing(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
-    return Answer(200, {"records": _public(records)})
+    return Answer(200, {"records": public(records)})
 
 
 def created(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
     body = body_of(inbound)
     if "records" in body:
-        return Answer(200, {"records": _public(records)})
-    return Answer(200, _public(records)[0])
+        return Answer(200, {"records": public(records)})
+    return Answer(200, public(records)[0])
 
 
 def update(collection: Collection, inbound: Inbound, document: Document) -> Document:
@@ -80,15 +64,6 @@ def update(collection: Collection, inbound: Inbound, document: Document) -> Docu
     fields: dict[str, Any] = body["fields"] if isinstance(body.get("fields"), dict) else {}
     base: dict[str, Any] = {} if inbound.method == "PUT" else document["fields"]
     return {**document, "fields": {**base, **fields}}
-
-
-def updated(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
-    return Answer(200, _public(records)[0] if records else {})
-
-
-def reference(key: str) -> ReferenceSource:
-    """The field named like the key, in `fields` or the first of `records`."""
-    return named_field(key)
 
 
 PERSONALITY = Personality(
@@ -99,12 +74,12 @@ PERSONALITY = Personality(
     read="GET /v0/<base>/<table>?filterByFormula={F}='v' (equalities, AND); one record by id",
     key="the field named like the business key",
     collections=(TABLES,),
-    reference=reference,
+    reference=named_field,  # in `fields` or the first of `records`
     store=store,
-    identity=identity,
+    identity=stored_identity,
     select=select,
     listing=listing,
     created=created,
     update=update,
-    updated=updated,
+    updated=one_public,
 )

@@ -2,34 +2,19 @@
 how it filters a read and what it answers, so a manifest maps a host to a name and writes
 no templates. Stdlib only: the harness reads the names and defaults, the record fake the hooks.
 
-The hooks get the request as the record fake parsed it (`Inbound`) and work on plain JSON
-documents; the record fake stores, merges and counts.
+The hooks get the request as the record fake parsed it (`documents.Inbound`) and work on
+plain JSON documents; the record fake stores, merges and counts.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from fake_providers.upstreams import Collection, ReferenceSource, Route
-
-
-class Inbound(Protocol):
-    """One request as the record fake parsed it (``fakes.inbound.UpstreamRequest``)."""
-
-    @property
-    def method(self) -> str: ...
-    @property
-    def path(self) -> str: ...
-    @property
-    def query(self) -> list[tuple[str, str]]: ...
-    @property
-    def headers(self) -> Mapping[str, str]: ...
-    @property
-    def params(self) -> Any: ...
+from ..upstreams import Collection, ReferenceSource, Route
+from .documents import STORED_IDENTITY, Document, Inbound, body_of, deep_merge, field, public, text
 
 
 @dataclass(frozen=True)
@@ -38,7 +23,6 @@ class Answer:
     body: Any
 
 
-Document = dict[str, Any]
 # A new record's id, from its identity ("" for none: a fresh id); an upsert's is stable.
 MakeId = Callable[[str], uuid.UUID]
 # A write's records: (collection, request, make_id) -> the documents to store.
@@ -63,37 +47,9 @@ CollectionKey = Callable[[Collection, str], str]
 DefaultReference = Callable[[str], ReferenceSource]
 
 
-def body_of(inbound: Inbound) -> dict[str, Any]:
-    """The request's fields (JSON object or form); {} for any other body."""
-    return inbound.params if isinstance(inbound.params, dict) else {}
-
-
 def named_field(key: str) -> ReferenceSource:
     """The body's field named like the key, at any depth (the first one sent)."""
     return ReferenceSource("body_regex", rf'"{key}"\s*:\s*"?([^",}}\]]+)')
-
-
-def text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
-
-
-def field(document: Any, dotted: str) -> Any:
-    """A dotted field ("properties.email"), or the one under ``properties`` (HubSpot)."""
-    node = document
-    for part in dotted.split("."):
-        if isinstance(node, dict):
-            node = node.get(part)
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    if node is None and "." not in dotted and isinstance(document, dict):
-        properties = document.get("properties") or document.get("fields")
-        if isinstance(properties, dict):
-            return properties.get(dotted)
-    return node
 
 
 def body_document(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
@@ -112,14 +68,14 @@ def merge_body(collection: Collection, inbound: Inbound, document: Document) -> 
     return deep_merge(document, {**body, "id": document.get("id")})
 
 
-def deep_merge(old: Document, new: Document) -> Document:
-    """`new` laid over `old`; nested objects merge (a PATCH of one property keeps the rest)."""
-    merged = dict(old)
-    for name, value in new.items():
-        before = merged.get(name)
-        both = isinstance(before, dict) and isinstance(value, dict)
-        merged[name] = deep_merge(before, value) if both else value  # type: ignore[arg-type]
-    return merged
+def stored_identity(collection: Collection, document: Document) -> str:
+    """The identity a service's `store` kept under STORED_IDENTITY (an upsert's key)."""
+    return text(document.get(STORED_IDENTITY))
+
+
+def one_public(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
+    """The record changed, without its stored identity ({} when none was)."""
+    return Answer(200, public(records)[0] if records else {})
 
 
 def path_key(collection: Collection, path: str) -> str:

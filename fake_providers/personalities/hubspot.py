@@ -8,18 +8,18 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from fake_providers.personalities.base import (
-    Answer,
+from ..upstreams import Collection, ReferenceSource
+from .base import Answer, MakeId, Personality, one_public, routes, stored_identity
+from .documents import (
+    STORED_IDENTITY,
     Document,
     Inbound,
-    MakeId,
-    Personality,
     body_of,
     deep_merge,
-    routes,
+    public,
     text,
+    utc_stamp,
 )
-from fake_providers.upstreams import Collection, ReferenceSource
 
 OBJECTS = Collection(
     "objects",
@@ -49,7 +49,7 @@ def _properties(given: Any) -> dict[str, Any]:
 
 def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
     body = body_of(inbound)
-    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    now = utc_stamp()
     upsert = inbound.path.rstrip("/").endswith("/batch/upsert")
     inputs: list[Any] = body["inputs"] if isinstance(body.get("inputs"), list) else [body]
     found = []
@@ -69,18 +69,10 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
                 "createdAt": now,
                 "updatedAt": now,
                 "archived": False,
-                "_on": identity,
+                STORED_IDENTITY: identity,
             }
         )
     return found
-
-
-def identity(collection: Collection, document: Document) -> str:
-    return text(document.get("_on"))
-
-
-def _public(records: list[Document]) -> list[Document]:
-    return [{k: v for k, v in r.items() if k != "_on"} for r in records]
 
 
 def select(collection: Collection, inbound: Inbound, records: list[Document]) -> list[Document]:
@@ -106,18 +98,18 @@ def select(collection: Collection, inbound: Inbound, records: list[Document]) ->
 
 
 def listing(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
-    public = _public(records)
+    shown = public(records)
     if inbound.method == "POST":
-        return Answer(200, {"total": len(public), "results": public})
-    return Answer(200, {"results": public})
+        return Answer(200, {"total": len(shown), "results": shown})
+    return Answer(200, {"results": shown})
 
 
 def created(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
     if "/batch/" in inbound.path:
-        return Answer(200, {"status": "COMPLETE", "results": _public(records)})
+        return Answer(200, {"status": "COMPLETE", "results": public(records)})
     if inbound.path.rstrip("/") in _LEGACY:
         return Answer(200, _legacy_deal(records[0]))
-    return Answer(201, _public(records)[0])
+    return Answer(201, public(records)[0])
 
 
 def _legacy_deal(record: Document) -> Document:
@@ -143,14 +135,6 @@ def update(collection: Collection, inbound: Inbound, document: Document) -> Docu
     return deep_merge(document, {"properties": body.get("properties") or {}})
 
 
-def updated(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
-    return Answer(200, _public(records)[0] if records else {})
-
-
-def reference(key: str) -> ReferenceSource:
-    return ReferenceSource("json", f"/properties/{key}")
-
-
 PERSONALITY = Personality(
     name="hubspot",
     host="api.hubapi.com",
@@ -159,13 +143,13 @@ PERSONALITY = Personality(
     read="POST /crm/v3/objects/<type>/search (filterGroups EQ), GET list and by id",
     key="the property named like the business key (/properties/<key>)",
     collections=(OBJECTS,),
-    reference=reference,
+    reference=lambda key: ReferenceSource("json", f"/properties/{key}"),
     store=store,
-    identity=identity,
+    identity=stored_identity,
     select=select,
     listing=listing,
     created=created,
     update=update,
-    updated=updated,
+    updated=one_public,
     key_of=key_of,
 )

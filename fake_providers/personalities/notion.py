@@ -3,22 +3,12 @@ filters (POST /v1/databases/<id>/query), one page by GET/PATCH /v1/pages/<id>.""
 
 from __future__ import annotations
 
-import datetime
 import re
 from typing import Any
 
-from fake_providers.personalities.base import (
-    Answer,
-    Document,
-    Inbound,
-    MakeId,
-    Personality,
-    body_of,
-    deep_merge,
-    routes,
-    text,
-)
-from fake_providers.upstreams import Collection, ReferenceSource
+from ..upstreams import Collection, ReferenceSource
+from .base import Answer, MakeId, Personality, routes
+from .documents import Document, Inbound, body_of, deep_merge, text, utc_stamp
 
 PAGES = Collection(
     "pages",
@@ -37,10 +27,6 @@ _ANNOTATIONS = {
     "code": False,
     "color": "default",
 }
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 def _typed(properties: Any) -> dict[str, Any]:
@@ -76,7 +62,7 @@ def _rich_text(part: Any) -> Any:
 def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
     body = body_of(inbound)
     page_id = str(make_id(""))
-    now = _now()
+    now = utc_stamp()
     return [
         {
             "object": "page",
@@ -96,7 +82,7 @@ def update(collection: Collection, inbound: Inbound, document: Document) -> Docu
     body = body_of(inbound)
     change: dict[str, Any] = {
         "properties": _typed(body.get("properties")),
-        "last_edited_time": _now(),
+        "last_edited_time": utc_stamp(),
     }
     if "archived" in body or "in_trash" in body:
         change["archived"] = change["in_trash"] = bool(body.get("archived", body.get("in_trash")))

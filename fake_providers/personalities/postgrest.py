@@ -9,19 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fake_providers.personalities.base import (
-    Answer,
-    Document,
-    Inbound,
-    MakeId,
-    Personality,
-    body_of,
-    deep_merge,
-    named_field,
-    routes,
-    text,
-)
-from fake_providers.upstreams import Collection, ReferenceSource
+from ..upstreams import Collection
+from .base import Answer, MakeId, Personality, named_field, routes, stored_identity
+from .documents import STORED_IDENTITY, Document, Inbound, body_of, deep_merge, public, text
 
 RPC = Collection("rpc", writes=routes("POST /rest/v1/rpc/*"), per_path=True)
 TABLES = Collection(
@@ -59,14 +49,10 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
         row = row if isinstance(row, dict) else {}
         identity = f"{column}={text(row[column])}" if column in row else ""
         generated = make_id(identity)
-        # Rows keep their identity under `_on`: an upsert merges into the row, an insert of a
+        # Rows keep their identity (STORED_IDENTITY): an upsert merges into the row, an insert of a
         # key that is there already is the 409 of a unique constraint (`conflict`).
-        found.append({"id": generated.int % 900_000_000 + 1, **row, "_on": identity})
+        found.append({"id": generated.int % 900_000_000 + 1, **row, STORED_IDENTITY: identity})
     return found
-
-
-def identity(collection: Collection, document: Document) -> str:
-    return text(document.get("_on"))
 
 
 def conflict(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer | None:
@@ -83,10 +69,6 @@ def conflict(collection: Collection, inbound: Inbound, records: list[Document]) 
             "message": f'duplicate key value violates unique constraint "{table}_pkey"',
         },
     )
-
-
-def _public(rows: list[Document]) -> list[Document]:
-    return [{k: v for k, v in row.items() if k != "_on"} for row in rows]
 
 
 def _passes(have: Any, test: str) -> bool:
@@ -187,7 +169,7 @@ def select(collection: Collection, inbound: Inbound, records: list[Document]) ->
 
 
 def listing(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
-    rows = _public(records)
+    rows = public(records)
     if "vnd.pgrst.object" in inbound.headers.get("accept", ""):
         if len(rows) != 1:
             return Answer(
@@ -223,11 +205,6 @@ def updated(collection: Collection, inbound: Inbound, records: list[Document]) -
     return Answer(204, None)
 
 
-def reference(key: str) -> ReferenceSource:
-    """A column named like the key in the row sent (first row of a bulk insert)."""
-    return named_field(key)
-
-
 PERSONALITY = Personality(
     name="postgrest",
     host="<project>.supabase.co",
@@ -238,9 +215,9 @@ PERSONALITY = Personality(
     key="the column named like the business key in the row sent; in a URL filter use"
     ' {"query": "id", "regex": "^eq\\\\.(.+)$"}',
     collections=(RPC, TABLES),
-    reference=reference,
+    reference=named_field,  # the column in the row sent (the first of a bulk insert)
     store=store,
-    identity=identity,
+    identity=stored_identity,
     select=select,
     listing=listing,
     created=created,

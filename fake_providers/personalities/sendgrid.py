@@ -6,17 +6,9 @@ from __future__ import annotations
 
 import re
 
-from fake_providers.personalities.base import (
-    Answer,
-    Document,
-    Inbound,
-    MakeId,
-    Personality,
-    body_of,
-    routes,
-    text,
-)
-from fake_providers.upstreams import Collection, ReferenceSource
+from ..upstreams import Collection, ReferenceSource
+from .base import Answer, MakeId, Personality, routes
+from .documents import Document, Inbound, body_of, text
 
 CONTACTS = Collection(
     "contacts",
@@ -78,10 +70,6 @@ def created(collection: Collection, inbound: Inbound, records: list[Document]) -
     return Answer(202, {"job_id": records[0]["id"] if records else ""})
 
 
-def reference(key: str) -> ReferenceSource:
-    return ReferenceSource("json", "/contacts/0/email")
-
-
 PERSONALITY = Personality(
     name="sendgrid",
     host="api.sendgrid.com",
@@ -90,7 +78,7 @@ PERSONALITY = Personality(
     read="POST /v3/marketing/contacts/search/emails, /search (email = '...', email LIKE '...')",
     key="the first contact's email (/contacts/0/email)",
     collections=(CONTACTS, MAIL),
-    reference=reference,
+    reference=lambda key: ReferenceSource("json", "/contacts/0/email"),
     store=store,
     select=select,
     listing=listing,

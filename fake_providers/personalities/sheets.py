@@ -11,17 +11,9 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
-from fake_providers.personalities.base import (
-    Answer,
-    Document,
-    Inbound,
-    MakeId,
-    Personality,
-    body_of,
-    routes,
-    text,
-)
-from fake_providers.upstreams import Collection, ReferenceSource
+from ..upstreams import Collection, ReferenceSource
+from .base import Answer, MakeId, Personality, routes
+from .documents import Document, Inbound, body_of, text
 
 SHEETS = Collection(
     "sheets",
@@ -199,11 +191,6 @@ def other(inbound: Inbound) -> Answer | None:
     )
 
 
-def reference(key: str) -> ReferenceSource:
-    """The first cell of the appended row; another column: {"json": "/values/0/2"}."""
-    return ReferenceSource("json", "/values/0/0")
-
-
 PERSONALITY = Personality(
     name="sheets",
     host="sheets.googleapis.com",
@@ -215,7 +202,7 @@ PERSONALITY = Personality(
     key='the first cell of the appended row (/values/0/0); another column: {"json": "/values/0/2"}',
     collections=(SHEETS,),
     new_effect=new_effect,
-    reference=reference,
+    reference=lambda key: ReferenceSource("json", "/values/0/0"),  # see `key`
     store=store,
     identity=identity,
     select=select,

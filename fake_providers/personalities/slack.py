@@ -5,17 +5,9 @@ from __future__ import annotations
 
 import time
 
-from fake_providers.personalities.base import (
-    Answer,
-    Document,
-    Inbound,
-    MakeId,
-    Personality,
-    body_of,
-    routes,
-    text,
-)
-from fake_providers.upstreams import Collection, ReferenceSource
+from ..upstreams import Collection, ReferenceSource
+from .base import Answer, MakeId, Personality, routes
+from .documents import Document, Inbound, body_of, text
 
 MESSAGES = Collection(
     "messages",
@@ -49,10 +41,6 @@ def created(collection: Collection, inbound: Inbound, records: list[Document]) -
     )
 
 
-def reference(key: str) -> ReferenceSource:
-    return ReferenceSource("json", "/text")
-
-
 def other(inbound: Inbound) -> Answer | None:
     if inbound.path == "/api/auth.test":
         return Answer(200, {"ok": True, "user_id": "U0N8NCHAOS", "team_id": "T0N8NCHAOS"})
@@ -66,7 +54,7 @@ PERSONALITY = Personality(
     read="GET /api/conversations.history?channel=<id>",
     key='the message text (/text); a key inside it: {"json": "/text", "regex": "Order (\\\\S+)"}',
     collections=(MESSAGES,),
-    reference=reference,
+    reference=lambda key: ReferenceSource("json", "/text"),
     store=store,
     select=select,
     listing=listing,

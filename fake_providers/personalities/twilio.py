@@ -3,15 +3,9 @@ answered 201 with a Message resource), read back by GET of the same path (To/Fro
 
 from __future__ import annotations
 
-from fake_providers.personalities.base import (
-    Answer,
-    Document,
-    Inbound,
-    MakeId,
-    Personality,
-    routes,
-)
-from fake_providers.upstreams import Collection, ReferenceSource
+from ..upstreams import Collection, ReferenceSource
+from .base import Answer, MakeId, Personality, routes
+from .documents import Document, Inbound
 
 MESSAGES = Collection(
     "messages",
@@ -59,10 +53,6 @@ def created(collection: Collection, inbound: Inbound, records: list[Document]) -
     return Answer(201, records[0])
 
 
-def reference(key: str) -> ReferenceSource:
-    return ReferenceSource("form", "Body")
-
-
 PERSONALITY = Personality(
     name="twilio",
     host="api.twilio.com",
@@ -70,7 +60,7 @@ PERSONALITY = Personality(
     read="GET /2010-04-01/Accounts/<sid>/Messages.json?To=...",
     key='the message Body (form); a key inside it: {"form": "Body", "regex": "#(\\\\S+)"}',
     collections=(MESSAGES,),
-    reference=reference,
+    reference=lambda key: ReferenceSource("form", "Body"),
     store=store,
     select=select,
     listing=listing,

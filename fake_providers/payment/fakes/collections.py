@@ -12,7 +12,8 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from ...personalities.base import Document, Personality
+from ...personalities.base import Personality
+from ...personalities.documents import Document
 from ...upstreams import Collection, Upstream
 from ..runtime import ProviderRuntime
 

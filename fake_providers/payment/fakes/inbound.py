@@ -19,6 +19,7 @@ from starlette.requests import Request
 
 from fake_providers.errors import FakeProviderError
 
+from ...personalities.documents import descend
 from ...upstreams import ReferenceSource
 from ..payloads import read_capped
 
@@ -158,16 +159,8 @@ def reference_of(source: ReferenceSource | None, request: UpstreamRequest) -> st
 
 def json_pointer(document: Any, pointer: str) -> Any:
     """RFC 6901; None when the path does not exist."""
-    node = document
-    for token in pointer.split("/")[1:]:
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict):
-            node = node.get(token)
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return None
-    return node
+    tokens = pointer.split("/")[1:]
+    return descend(document, (t.replace("~1", "/").replace("~0", "~") for t in tokens))
 
 
 def _first(pairs: list[tuple[str, str]], name: str) -> str | None:

@@ -35,6 +35,7 @@ from starlette.responses import JSONResponse, Response
 
 from ...personalities import personality
 from ...personalities.base import Answer, Personality
+from ...personalities.documents import descend, text
 from ...upstreams import RouteTemplate, Upstream
 from ..kinds import Outcome
 from ..pipeline import EffectPipeline, EffectResult, json_response
@@ -223,7 +224,7 @@ class RecordFake:
         known = {name for record in records for name in record}
         for name, value in inbound.query:
             if name in known:
-                records = [r for r in records if _text(r.get(name)) == value]
+                records = [r for r in records if text(r.get(name)) == value]
         return records
 
     async def _search(
@@ -235,7 +236,7 @@ class RecordFake:
         # Query parameters filter when they name a field (not paging: limit, after, ...).
         wanted = [(n, v) for n, v in inbound.query if n in known]
         wanted += _eq_filters(inbound.params)
-        return [d for d in documents if all(_text(_field(d, n)) == v for n, v in wanted)]
+        return [d for d in documents if all(text(_field(d, n)) == v for n, v in wanted)]
 
 
 def stored_answer(answer: Answer) -> StoredResponse:
@@ -267,7 +268,7 @@ def _eq_filters(params: Any) -> list[tuple[str, str]]:
         filters = group.get("filters") if isinstance(group, dict) else None
         for item in filters if isinstance(filters, list) else []:
             if isinstance(item, dict) and item.get("operator", "EQ") == "EQ":
-                found.append((str(item.get("propertyName")), _text(item.get("value"))))
+                found.append((str(item.get("propertyName")), text(item.get("value"))))
     return found
 
 
@@ -292,7 +293,7 @@ def render(template: RouteTemplate, fields: dict[str, Any]) -> StoredResponse:
         whole = _PLACEHOLDER.fullmatch(node.strip())
         if whole is not None:
             return _lookup(fields, whole.group(1))
-        return _PLACEHOLDER.sub(lambda m: _text(_lookup(fields, m.group(1))), node)
+        return _PLACEHOLDER.sub(lambda m: text(_lookup(fields, m.group(1))), node)
 
     body = json.dumps(fill(template.parsed_body()), separators=(",", ":")).encode()
     return StoredResponse(template.status, [("content-type", "application/json")], body)
@@ -303,23 +304,7 @@ def _fields(params: Any) -> dict[str, Any]:
 
 
 def _lookup(fields: dict[str, Any], name: str) -> Any:
-    if name in fields:
-        return fields[name]
-    node: Any = fields
-    for part in name.split("."):
-        if isinstance(node, dict):
-            node = node.get(part)
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    return fields[name] if name in fields else descend(fields, name.split("."))
 
 
 def _to_response(stored: StoredResponse) -> Response:

@@ -72,9 +72,8 @@ class RunContext:
         run_as: RunAs | None = None,
         cwd: Path | None = None,
     ) -> ManagedProcess:
-        if self.process_factory is not None:
-            return self.process_factory(name, argv, env, run_as=run_as, cwd=cwd)
-        return self.host_process(name, argv, env, run_as=run_as, cwd=cwd)
+        make = self.process_factory or self.host_process
+        return make(name, argv, env, run_as=run_as, cwd=cwd)
 
     def host_process(
         self,

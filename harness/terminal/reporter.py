@@ -122,16 +122,11 @@ def outcome_of(report: pytest.TestReport) -> CaseOutcome | None:
     error = None
     if not found and report.failed:
         error = f"{report.when}: {_reason(report)}"
-    return CaseOutcome(
-        case_id=str(meta["case_id"]),
-        workflow=str(meta["workflow"]),
-        scenario=str(meta["scenario"]),
-        verdict=found.get("verdict"),
-        expected=tuple(meta.get("expected") or ()),
-        explanation=str(found.get("explanation") or ""),
-        seconds=report.duration,
-        evidence=found.get("evidence"),
-        error=error if found.get("verdict") is None else None,
+    return CaseOutcome.from_json(
+        {key: meta[key] for key in ("case_id", "workflow", "scenario")}
+        | {key: found.get(key) for key in ("verdict", "explanation", "evidence")}
+        | {"expected": meta.get("expected"), "seconds": report.duration}
+        | {"error": error if found.get("verdict") is None else None}
     )
 
 

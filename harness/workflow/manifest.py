@@ -5,6 +5,10 @@
         workflow.json   the n8n workflow (exported from n8n, or written by hand)
         ledger.sql      optional: the workflow's own ledger tables (CREATE TABLE IF NOT EXISTS ...)
 
+``ledger.schema`` may instead name a schema several workflows share, in a folder beside theirs
+(``../_ledgers/charge.sql``; discovery skips ``_`` folders): it writes ``{prefix}`` where its
+table names start, and each manifest's ``ledger.prefix`` (``pay``) makes its own tables of it.
+
 The manifest's fields are pydantic models (``harness.workflow.manifest_model``; README's manifest
 section describes each, ``n8n-chaos schema`` prints the JSON Schema). ``load_manifest(folder)``
 reads one folder, ``discover(root)`` every folder under a root. Every problem is a
@@ -630,10 +634,11 @@ class _Files:
     def fail(self, name: str, problem: str) -> NoReturn:
         raise ConfigError(f"{self.path}: field {name!r}: {problem}")
 
-    def sibling(self, name: str, field_name: str) -> Path:
-        candidate = self.directory / name
-        if Path(name).is_absolute() or ".." in Path(name).parts:
-            self.fail(field_name, f"{name!r} must be a file name inside {self.directory}")
+    def sibling(self, name: str, field_name: str, shared: bool = False) -> Path:
+        candidate = self.directory / name  # shared: or ../<folder>/<file>, beside the folder
+        if Path(name).is_absolute() or ".." in Path(name).parts[1 if shared else 0 :]:
+            beside = ", or ../<folder>/<file> beside it" if shared else ""
+            self.fail(field_name, f"{name!r} must be a file name inside {self.directory}{beside}")
         if not candidate.is_file():
             self.fail(
                 field_name, f"file {candidate} not found; put it beside the manifest or fix it"
@@ -642,15 +647,26 @@ class _Files:
 
 
 def _ledger_schema(m: mm.Manifest, files: _Files) -> str | None:
-    if m.ledger.schema_ is None:
+    """The schema's SQL, ``{prefix}`` replaced by the manifest's ``ledger.prefix``."""
+    schema, prefix = m.ledger.schema_, m.ledger.prefix
+    if schema is None:
         return None
-    schema_path = files.sibling(m.ledger.schema_, "ledger.schema")
+    schema_path = files.sibling(schema, "ledger.schema", shared=True)
     schema_sql = _read_text(schema_path, "the ledger schema")
     if not schema_sql.strip():
         files.fail(
             "ledger.schema", f"{schema_path} is empty; put the CREATE TABLE statements in it"
         )
-    return schema_sql
+    placeholder = mm.TABLE_PREFIX_PLACEHOLDER
+    if (placeholder in schema_sql) == (prefix is None):
+        files.fail(
+            "ledger.prefix",
+            f"{schema_path} has no {placeholder} to replace; drop the prefix"
+            if prefix
+            else f"missing: {schema_path} names its tables with {placeholder}; add the prefix "
+            "that starts this workflow's own table names",
+        )
+    return schema_sql if prefix is None else schema_sql.replace(placeholder, prefix)
 
 
 def _acknowledges_early(

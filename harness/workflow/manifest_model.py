@@ -36,6 +36,8 @@ from harness.workflow.manifest_upstreams import Credentials, Upstreams, check_up
 KEY_PLACEHOLDER = "{key}"
 EVENT_ID_PLACEHOLDER = "{event_id}"
 STATE_QUERY_PARAMETER = "%(key)s"
+# Where the table names of a ledger schema shared by several workflows start (ledger.prefix).
+TABLE_PREFIX_PLACEHOLDER = "{prefix}"
 # The verdicts a negative control may name: the violations (harness/judge/verdicts.py).
 NEGATIVE_CONTROL_VERDICTS = tuple(v.value for v in VIOLATIONS)
 SEE_FORMAT = "see README's manifest section, or `n8n-chaos schema`"
@@ -204,6 +206,12 @@ class CompanionTrigger(Trigger):
     body: dict[str, Any] = Field(default_factory=dict, description="the JSON body sent" + _RENDERED)
 
 
+def _table_prefix(value: str) -> str:
+    if re.fullmatch(r"[a-z_][a-z0-9_]{0,31}", value):  # how unquoted table names start
+        return value
+    raise Problem(f"{value!r} is not a table name's start: a-z, 0-9, _, no digit first, <= 32")
+
+
 def _states(states: list[Any]) -> list[str]:
     if not all(isinstance(s, str) and s for s in states):
         raise Problem(f"expected a list of state names, got {states!r}")
@@ -220,6 +228,9 @@ class Ledger(_Model):
         default=None,
         alias="schema",
         description="file beside the manifest with CREATE TABLE IF NOT EXISTS statements",
+    )
+    prefix: Annotated[str, AfterValidator(_table_prefix)] | None = Field(
+        default=None, description="what {prefix} becomes in a schema shared by workflows"
     )
     state_query: Annotated[str, AfterValidator(_state_query)] | None = Field(
         default=None,
@@ -242,6 +253,8 @@ class Ledger(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> Ledger:
+        if self.prefix is not None and self.schema_ is None:
+            raise Problem("missing: the prefix is for a schema's table names; add it", "schema")
         if (self.done_state is not None or self.unknown_states or self.failed_states) and (
             self.state_query is None
         ):

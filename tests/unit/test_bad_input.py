@@ -38,7 +38,8 @@ def assert_refused(done: subprocess.CompletedProcess[str], fix: str, tmp_path: P
 
 def workflow_copy(tmp_path: Path, name: str) -> Path:
     root = tmp_path / "workflows"
-    shutil.copytree(BUNDLED_WORKFLOWS / name, root / name)
+    for folder in (name, "_ledgers"):  # with the ledger schemas the bundled ones share
+        shutil.copytree(BUNDLED_WORKFLOWS / folder, root / folder)
     return root
 
 

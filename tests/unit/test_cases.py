@@ -218,7 +218,8 @@ def test_the_matrix_is_built_once_per_process(
     from harness.workflow.manifest import BUNDLED_WORKFLOWS
 
     root = tmp_path / "workflows"
-    shutil.copytree(BUNDLED_WORKFLOWS / "payment_idempotent", root / "payment_idempotent")
+    for name in ("payment_idempotent", "_ledgers"):  # with its shared ledger schema
+        shutil.copytree(BUNDLED_WORKFLOWS / name, root / name)
     built: list[int] = []
     real = cases.matrix
 

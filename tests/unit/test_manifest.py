@@ -161,6 +161,52 @@ def test_with_path_changes_only_the_copy(tmp_path: Path) -> None:
         wut.with_path("/pay/:id")
 
 
+SHARED_SCHEMA = "CREATE TABLE IF NOT EXISTS {prefix}_ledger (op_key text PRIMARY KEY);\n"
+
+
+def test_a_shared_ledger_schema_makes_each_workflow_its_own_tables(tmp_path: Path) -> None:
+    (tmp_path / "_ledgers").mkdir()
+    (tmp_path / "_ledgers" / "charge.sql").write_text(SHARED_SCHEMA)
+    manifest = edited(MANIFEST, "ledger.schema", "../_ledgers/charge.sql")
+    wut = load_manifest(write_case(tmp_path, edited(manifest, "ledger.prefix", "pay"), schema=None))
+    assert (
+        wut.ledger_schema_sql
+        == "CREATE TABLE IF NOT EXISTS pay_ledger (op_key text PRIMARY KEY);\n"
+    )
+
+
+def test_a_ledger_prefix_needs_a_schema(tmp_path: Path) -> None:
+    manifest = edited(edited(MANIFEST, "ledger.prefix", "pay"), "ledger.schema", ...)
+    with pytest.raises(
+        ConfigError, match=r"field 'ledger.schema': missing: the prefix is for a schema"
+    ):
+        load_manifest(write_case(tmp_path, manifest))
+
+
+@pytest.mark.parametrize(
+    ("schema", "prefix", "message"),
+    [
+        (
+            SHARED_SCHEMA,
+            ...,
+            r"field 'ledger.prefix': missing: .*ledger.sql names its tables with "
+            r"\{prefix\}; add the prefix",
+        ),
+        (
+            "CREATE TABLE IF NOT EXISTS t (k text);",
+            "pay",
+            r"field 'ledger.prefix': .*ledger.sql has "
+            r"no \{prefix\} to replace; drop the prefix",
+        ),
+        (SHARED_SCHEMA, "Pay-1", r"field 'ledger.prefix': 'Pay-1' is not a table name's start"),
+    ],
+)
+def test_ledger_prefix_errors(tmp_path: Path, schema: str, prefix: Any, message: str) -> None:
+    manifest = MANIFEST if prefix is ... else edited(MANIFEST, "ledger.prefix", prefix)
+    with pytest.raises(ConfigError, match=message):
+        load_manifest(write_case(tmp_path, manifest, schema=schema))
+
+
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
@@ -209,6 +255,11 @@ def test_with_path_changes_only_the_copy(tmp_path: Path) -> None:
             r"be a file name inside",
         ),
         ("ledger.schema", "schema.sql", r"field 'ledger.schema': file .*schema.sql not found"),
+        (
+            "ledger.schema",
+            "../_ledgers/../../schema.sql",
+            r"field 'ledger.schema': .* must be a file name inside .*, or \.\./<folder>/<file>",
+        ),
         (
             "ledger.state_query",
             "SELECT status FROM pay_ledger WHERE op_key = %s",

@@ -115,6 +115,7 @@ def test_the_bundled_project_loads_both_workflows_with_their_sub_workflows() -> 
 
 def project_copy(tmp_path: Path, change: Any = None) -> Path:
     folder = Path(shutil.copytree(BUNDLED, tmp_path / "checkout"))
+    shutil.copytree(BUNDLED.parent / "_ledgers", tmp_path / "_ledgers")  # its shared schema
     if change is not None:
         doc = json.loads((folder / PROJECT_FILE).read_text())
         change(doc)

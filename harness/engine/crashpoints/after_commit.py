@@ -14,9 +14,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from fake_providers.payment import Barrier, BarrierState
-from fake_providers.payment import CrashPoint as ProviderPoint
-from harness.engine.crashpoints.base import Window, committed_and_running, hold_at, register
+from fake_providers.payment import BarrierState
+from harness.engine.crashpoints.base import HeldAtCommit, committed_and_running, held_at, register
 
 if TYPE_CHECKING:
     from harness.engine.contract import CaseWorld
@@ -27,17 +26,10 @@ RELEASE_CONFIRM_S = 10.0
 
 
 @register("after_commit")
-class AfterCommit(Window):
+class AfterCommit(HeldAtCommit):
     # The committed answer is held while the fault strikes: where process kills, freezes and
     # link outages are judged.
     offers = frozenset({"in_flight", "committed", "response_held"})
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.barrier: Barrier | None = None
-
-    def arm(self, run: CaseWorld) -> None:
-        self.barrier = hold_at(run, ProviderPoint.COMMITTED)
 
     def strike(self, run: CaseWorld, delivery: BackgroundDelivery) -> None:
         barrier = self.barrier
@@ -62,18 +54,9 @@ class AfterCommit(Window):
             RELEASE_CONFIRM_S,
         )
         info = barrier.info()
-        if (
-            info.state is BarrierState.RELEASED
-            and info.reached_at is not None
-            and info.ended_at is not None
-            and info.reached_at <= struck <= info.ended_at
-        ):
+        if info.state is BarrierState.RELEASED and held_at(info, struck):
             self.fact = (
                 f"the provider held {info.effect_id} from its commit at {info.reached_at:.3f} "
                 f"until the harness released it at {info.ended_at:.3f}; the fault struck at "
                 f"{struck:.3f}"
             )
-
-    def disarm(self, run: CaseWorld) -> None:
-        if self.barrier is not None:
-            self.barrier.release()

@@ -13,9 +13,9 @@ opening the window, e.g. it never calls the provider) is journaled and leaves no
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol, TypeGuard
 
-from fake_providers.payment import Barrier
+from fake_providers.payment import Barrier, BarrierInfo
 from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.engine.registry import Registry
 
@@ -71,9 +71,37 @@ class Window:
         return self.fact
 
 
+class HeldAtCommit(Window):
+    """A window held open by the provider's barrier at the effect's commit (``barrier``,
+    armed before the delivery), let go at disarm."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.barrier: Barrier | None = None
+
+    def arm(self, run: CaseWorld) -> None:
+        self.barrier = hold_at(run, ProviderPoint.COMMITTED)
+
+    def disarm(self, run: CaseWorld) -> None:
+        del run
+        if self.barrier is not None:
+            self.barrier.release()
+
+
 def hold_at(run: CaseWorld, point: ProviderPoint) -> Barrier:
     """Arm a provider barrier for the case's reference (its hold outlasts any strike)."""
     return run.provider.arm_barrier(None, point, HOLD_S, reference=run.key)
+
+
+def held_at(info: BarrierInfo | None, moment: float | None) -> TypeGuard[BarrierInfo]:
+    """The barrier held its request from its reach to its end, ``moment`` in between."""
+    return (
+        info is not None
+        and moment is not None
+        and info.reached_at is not None
+        and info.ended_at is not None
+        and info.reached_at <= moment <= info.ended_at
+    )
 
 
 def committed_and_running(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from fake_providers.payment import Barrier, BarrierState, ControlRequestRejected, FaultKind
 from fake_providers.payment import CrashPoint as ProviderPoint
-from harness.engine.crashpoints.base import REACH_S, Window, hold_at, register
+from harness.engine.crashpoints.base import REACH_S, Window, held_at, hold_at, register
 
 if TYPE_CHECKING:
     from harness.engine.contract import CaseWorld
@@ -87,11 +87,7 @@ class BeforeSend(Window):
             None,
         )
         if (
-            self.struck is not None
-            and info is not None
-            and info.reached_at is not None
-            and info.ended_at is not None
-            and info.reached_at <= self.struck <= info.ended_at
+            held_at(info, self.struck)
             and attempt is not None
             and attempt.effect_id is None
             and str(attempt.outcome) != "in_flight"

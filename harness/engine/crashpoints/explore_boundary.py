@@ -48,7 +48,7 @@ from fake_providers.payment import (
     FaultKind,
 )
 from fake_providers.payment import CrashPoint as ProviderPoint
-from harness.engine.crashpoints.base import CRASHPOINTS, HOLD_S, REACH_S, Window
+from harness.engine.crashpoints.base import CRASHPOINTS, HOLD_S, REACH_S, Window, held_at
 from harness.engine.workload import BackgroundDelivery
 
 if TYPE_CHECKING:
@@ -212,12 +212,7 @@ class NthRequest(Window):
         )
         info = held.info()
         sent = run.attempts(REPEAT)
-        if (
-            sent
-            and info.reached_at is not None
-            and info.ended_at is not None
-            and info.reached_at <= sent[0].started_at <= info.ended_at
-        ):
+        if sent and held_at(info, sent[0].started_at):
             got = f"HTTP {sent[-1].status}" if sent[-1].status is not None else sent[-1].detail
             where = (
                 f"committed as {info.effect_id}"
@@ -258,13 +253,7 @@ class NthRequest(Window):
         return f"effect request {self.n} (provider attempt {held.attempt_id}, {self.effect})"
 
     def _prove_committed(self, info: BarrierInfo) -> None:
-        if (
-            self.struck is not None
-            and info.state is BarrierState.RELEASED
-            and info.reached_at is not None
-            and info.ended_at is not None
-            and info.reached_at <= self.struck <= info.ended_at
-        ):
+        if info.state is BarrierState.RELEASED and held_at(info, self.struck):
             self.fact = (
                 f"the provider held {self._what()}, committed as {info.effect_id}, from "
                 f"{info.reached_at:.3f} until the harness let it go at {info.ended_at:.3f}; "
@@ -296,14 +285,7 @@ class NthRequest(Window):
         outcome, fault, effect_id = attempt
         if self.strike_kind == "before_send":
             info = self.barriers[-1].info() if self.barriers else None
-            if (
-                self.struck is not None
-                and info is not None
-                and info.reached_at is not None
-                and info.ended_at is not None
-                and info.reached_at <= self.struck <= info.ended_at
-                and effect_id is None
-            ):
+            if held_at(info, self.struck) and effect_id is None:
                 self.fact = (
                     f"the provider held {self._what()} at 'received' (nothing committed) from "
                     f"{info.reached_at:.3f} to {info.ended_at:.3f}; the fault struck at "

@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING
 import psycopg
 from psycopg import sql
 
-from fake_providers.payment import Barrier
-from fake_providers.payment import CrashPoint as ProviderPoint
-from harness.engine.crashpoints.base import Window, committed_and_running, hold_at, register
+from harness.engine.crashpoints.base import HeldAtCommit, committed_and_running, register
 
 if TYPE_CHECKING:
     from harness.engine.contract import CaseWorld
@@ -36,17 +34,13 @@ WRITE_WAIT_S = 30.0
 
 
 @register("in_ledger_write")
-class InLedgerWrite(Window):
+class InLedgerWrite(HeldAtCommit):
     offers = frozenset({"in_flight", "committed"})
     needs = frozenset({"ledger"})
 
     def __init__(self) -> None:
         super().__init__()
-        self.barrier: Barrier | None = None
         self.lock: psycopg.Connection[tuple[object, ...]] | None = None
-
-    def arm(self, run: CaseWorld) -> None:
-        self.barrier = hold_at(run, ProviderPoint.COMMITTED)
 
     def strike(self, run: CaseWorld, delivery: BackgroundDelivery) -> None:
         barrier = self.barrier
@@ -100,9 +94,7 @@ class InLedgerWrite(Window):
         )
 
     def disarm(self, run: CaseWorld) -> None:
-        del run
-        if self.barrier is not None:
-            self.barrier.release()
+        super().disarm(run)
         if self.lock is not None:
             self.lock.rollback()
             self.lock.close()

@@ -60,22 +60,15 @@ class OperatorRetry(Plan):
             try:
                 retried = run.retry_execution(target)
                 answers[operator] = f"n8n started retry execution {retried.get('id')} of {target}"
-                run.journal.record(
+                kind, what, extra = (
                     "delivery.operator",
                     "api retry",
-                    operator=operator + 1,
-                    execution=target,
-                    new_execution=retried.get("id"),
+                    {"new_execution": retried.get("id")},
                 )
             except HarnessError as exc:  # a refusal is n8n's answer too: kept as evidence
                 answers[operator] = f"n8n refused the retry of {target}: {str(exc)[:200]}"
-                run.journal.record(
-                    "finding",
-                    "operator retry refused",
-                    operator=operator + 1,
-                    execution=target,
-                    error=str(exc)[:300],
-                )
+                kind, what, extra = "finding", "operator retry refused", {"error": str(exc)[:300]}
+            run.journal.record(kind, what, operator=operator + 1, execution=target, **extra)
 
         release_together([partial(press, i) for i in range(self.operators)], BARRIER_S)
         return [a or f"operator {i + 1}'s call got no answer" for i, a in enumerate(answers)]

@@ -29,6 +29,7 @@ from harness.engine.registry import Registry
 from harness.errors import WindowNotOpened
 
 if TYPE_CHECKING:
+    from harness.stack.n8n import N8nProcess
     from harness.stack.stack import Stack
 
 
@@ -116,6 +117,28 @@ class NoAction:
     def proof(self, ctx: FaultContext) -> str | None:
         del ctx
         return None
+
+
+class WorkerFault(NoAction):
+    """A fault on the worker that runs the case's execution; its proof is what the OS said
+    of each one it struck (``facts``)."""
+
+    # A live worker's stall sweep fails the struck one's job.
+    needs: ClassVar[frozenset[str]] = frozenset({"second_worker"})
+    loses_answer: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        self.facts: list[str] = []
+
+    def target_worker(self, ctx: FaultContext) -> N8nProcess:
+        """The worker running the execution, its strike journaled."""
+        worker = ctx.stack.workers[ctx.target()]
+        ctx.journal.record("fault.inject", self.name, worker=worker.name, pid=worker.pid)
+        return worker
+
+    def proof(self, ctx: FaultContext) -> str | None:
+        del ctx
+        return ", ".join(self.facts) if self.facts else None
 
 
 FAULTS: Registry[Fault] = Registry("fault")

@@ -10,31 +10,25 @@ from __future__ import annotations
 
 import time
 
-from harness.engine.faults.base import FaultContext, NoAction, register
+from harness.engine.faults.base import FaultContext, WorkerFault, register
 
 STOP_CONFIRM_S = 2.0
 
 
 @register("worker_pause")
-class WorkerPause(NoAction):
+class WorkerPause(WorkerFault):
     offers = frozenset({"worker_freeze"})
     needs_window = frozenset({"response_held"})
-    needs = frozenset({"second_worker"})
-    loses_answer = True
-
-    def __init__(self) -> None:
-        self.stopped: list[str] = []
 
     def inject(self, ctx: FaultContext) -> None:
-        worker = ctx.stack.workers[ctx.target()]
-        ctx.journal.record("fault.inject", self.name, worker=worker.name, pid=worker.pid)
+        worker = self.target_worker(ctx)
         worker.pause()
         # SIGSTOP is delivered asynchronously: ask the kernel until it says stopped (state T
         # in /proc; for a container, the engine's Paused and the cgroup freezer's state).
         deadline = time.monotonic() + STOP_CONFIRM_S
         while time.monotonic() < deadline:
             if (fact := worker.process.pause_proof()) is not None:
-                self.stopped.append(fact)
+                self.facts.append(fact)
                 return
             time.sleep(0.01)
         ctx.journal.record("fault.unconfirmed", self.name, worker=worker.name)
@@ -44,7 +38,3 @@ class WorkerPause(NoAction):
             if worker.process.paused:
                 worker.resume()
                 ctx.journal.record("fault.heal", self.name, worker=worker.name)
-
-    def proof(self, ctx: FaultContext) -> str | None:
-        del ctx
-        return ", ".join(self.stopped) if self.stopped else None

@@ -1,8 +1,8 @@
--- Operation ledger of broken_resend_on_unknown (a negative control: a claimed/unknown operation is charged again without a lookup; after the key's TTL that is a second charge)
---: one row per charge operation, keyed by the
+-- Operation ledger of payment_idempotent and the negative controls made from it (each
+-- manifest's ledger.prefix starts its own table names): one row per charge operation, keyed by the
 -- operation key "pay:<order_id>" (from the business event, never the execution id).
 -- status: claimed -> confirmed | failed (final) | unknown (reconciled on the next delivery).
-CREATE TABLE IF NOT EXISTS bru_ledger (
+CREATE TABLE IF NOT EXISTS {prefix}_ledger (
     op_key          text PRIMARY KEY,
     order_id        text NOT NULL,
     request         jsonb NOT NULL,     -- the charge as first submitted (amount, currency, reference)

@@ -1,8 +1,9 @@
--- Operation ledger of broken_error_log_only (a copy of payment_error_handled's ledger, plus what its Error
+-- Operation ledger of payment_error_handled and broken_error_log_only (each manifest's
+-- ledger.prefix starts its own table names): payment_idempotent's ledger, plus what its Error
 -- Workflow needs. status: claimed -> confirmed | failed (final) | unknown | needs_action (the
 -- Error Workflow found no charge after the node's tries ran out: not done; the next delivery
 -- reconciles and charges with the same key).
-CREATE TABLE IF NOT EXISTS errlo_ledger (
+CREATE TABLE IF NOT EXISTS {prefix}_ledger (
     op_key          text PRIMARY KEY,
     order_id        text NOT NULL,
     request         jsonb NOT NULL,
@@ -17,12 +18,12 @@ CREATE TABLE IF NOT EXISTS errlo_ledger (
     updated_at      timestamptz NOT NULL DEFAULT now()
 );
 -- Which operation each execution works on (the Error Trigger only names the execution).
-CREATE TABLE IF NOT EXISTS errlo_executions (
+CREATE TABLE IF NOT EXISTS {prefix}_executions (
     execution_id    text PRIMARY KEY,
     op_key          text NOT NULL
 );
 -- One row per run of the Error Workflow for an operation.
-CREATE TABLE IF NOT EXISTS errlo_errors (
+CREATE TABLE IF NOT EXISTS {prefix}_errors (
     id              bigserial PRIMARY KEY,
     op_key          text NOT NULL,
     execution_id    text NOT NULL,
@@ -30,4 +31,4 @@ CREATE TABLE IF NOT EXISTS errlo_errors (
     message         text,
     created_at      timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX IF NOT EXISTS errlo_errors_op_key ON errlo_errors (op_key);
+CREATE INDEX IF NOT EXISTS {prefix}_errors_op_key ON {prefix}_errors (op_key);

@@ -1,8 +1,9 @@
--- Operation ledger of stripe_idempotent: one row per payment operation, keyed by the
+-- Operation ledger of stripe_idempotent, stripe_timeout and subflow_checkout (each manifest's
+-- ledger.prefix starts its own table names): one row per payment operation, keyed by the
 -- operation key "pay:<order_id>" (from the order, never the execution id), which is also the
 -- Idempotency-Key sent to Stripe.
 -- status: claimed -> confirmed | failed (final) | unknown (looked up on the next delivery).
-CREATE TABLE IF NOT EXISTS stripe_timeout_ledger (
+CREATE TABLE IF NOT EXISTS {prefix}_ledger (
     op_key            text PRIMARY KEY,
     order_id          text NOT NULL,
     request           jsonb NOT NULL,   -- the payment as first submitted (amount, currency)

@@ -11,7 +11,7 @@ here to decide whether a run can be handed over, and it must start in millisecon
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -21,6 +21,8 @@ from harness.stack.install import DEFAULT_N8N_VERSION, SUPPORTED_N8N_VERSIONS
 if TYPE_CHECKING:
     import click
     import pytest
+
+    from harness.stack.stack import StackConfig
 
 Command = Literal["install", "up", "run", "list", "findings"]
 # value: one value; flag: on when given; multiple: repeatable, a list of values.
@@ -65,6 +67,15 @@ class Option:
         if value is None or value == self.default:
             return []
         return [f"{self.pytest_flag}={value}"]
+
+    def typed(self, value: Any) -> Any:
+        """A value as ChaosOptions holds it, read by click or pytest (None: the default)."""
+        path = self.type in ("dir", "file")
+        if self.kind == "multiple":
+            return tuple(Path(item) if path else item for item in value or ())
+        if value is None or (path and value == ""):  # `--chaos-workflows=`: not given
+            return False if self.kind == "flag" else self.default
+        return Path(value) if path else value
 
     # -- renderings ----------------------------------------------------------------------
     def add_to_pytest(self, group: pytest.OptionGroup) -> None:
@@ -299,6 +310,77 @@ def add_pytest_options(group: pytest.OptionGroup) -> None:
         option.add_to_pytest(group)
 
 
-def pytest_args(values: Mapping[str, Any], options: Iterable[Option]) -> list[str]:
-    """The pytest arguments for the given values (by dest) of these options."""
-    return [arg for option in options for arg in option.pytest_args(values.get(option.dest))]
+@dataclass(frozen=True)
+class ChaosOptions:
+    """A run's options, parsed once: one field per declaration (by its dest), typed; a path
+    is a Path and a repeatable option a tuple, whether click or pytest read them."""
+
+    n8n_version: str
+    workers: int
+    webhook_processor: bool
+    n8n_timings: str
+    ready_timeout: float
+    fresh_db: bool
+    backend: Literal["native", "compose"]
+    n8n_image: str | None
+    workflows_dir: Path | None
+    runs_dir: Path | None
+    shard: str | None
+    shard_timings: tuple[Path, ...]
+    repeat: int | None
+    harness_retries: int
+    alone: bool
+    attach_dir: Path | None
+    no_attach: bool
+    # Not declared here: allure's and pytest-xdist's own, read along for the plugin.
+    alluredir: str | None = None
+    numprocesses: int | None = None
+    dist: str = "no"
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any], **others: Any) -> ChaosOptions:
+        """From values by dest (a command's click parameters); a missing one is its default."""
+        return cls(**{o.dest: o.typed(values.get(o.dest)) for o in OPTIONS}, **others)
+
+    @classmethod
+    def of_pytest(cls, config: pytest.Config) -> ChaosOptions:
+        """From pytest's command line: the one place that reads the options back by flag."""
+        read = config.getoption
+        return cls.of(
+            {o.dest: read(o.pytest_flag) for o in OPTIONS},
+            alluredir=read("--alluredir", default=None),
+            numprocesses=read("numprocesses", default=None),
+            dist=read("dist", default="no"),
+        )
+
+    @property
+    def workflows(self) -> Path:
+        from harness.workflow.manifest import BUNDLED_WORKFLOWS
+
+        return self.workflows_dir or BUNDLED_WORKFLOWS
+
+    def stack_config(self, **given: Any) -> StackConfig:
+        """The stack these options shape, with the workflows' $env and $vars (``given``:
+        what no option says, e.g. run_dir; its n8n_env goes over the workflows')."""
+        from harness.stack.stack import StackConfig
+        from harness.workflow.manifest import workflows_env
+
+        env, variables = workflows_env(self.workflows)
+        return StackConfig(
+            workers=self.workers,
+            webhook_processor=self.webhook_processor,
+            n8n_version=self.n8n_version,
+            n8n_timings=self.n8n_timings,
+            ready_timeout_s=self.ready_timeout,
+            db_template=not self.fresh_db,
+            backend=self.backend,
+            n8n_image=self.n8n_image,
+            runs_root=self.runs_dir,
+            n8n_env={**env, **given.pop("n8n_env", {})},
+            variables=variables,
+            **given,
+        )
+
+    def pytest_args(self) -> list[str]:
+        """How `run` hands its options on to pytest, each by its declared flag."""
+        return [arg for o in OPTIONS for arg in o.pytest_args(getattr(self, o.dest))]

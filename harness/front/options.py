@@ -3,7 +3,7 @@
 Each ``Option`` is rendered as a click option of the commands it names (``n8n-chaos up``,
 ``run``, ...) and as a pytest option of ``harness.front.plugin``; ``n8n-chaos run`` hands every
 one it was given on to pytest by its pytest flag. A new option is one entry in ``OPTIONS``
-(and, when ``up`` uses it, a parameter of ``up``).
+and a field of ``ChaosOptions`` (the values, typed, as every command and the plugin read them).
 
 Light on purpose (no click, no pytest at import): the warm runner's client reads the flags
 here to decide whether a run can be handed over, and it must start in milliseconds.
@@ -39,10 +39,10 @@ XDIST_FLAGS = ("-n", "--numprocesses")
 
 @dataclass(frozen=True)
 class Option:
-    dest: str  # the value's Python name (a parameter of the click command)
     pytest_flag: str  # harness.front.plugin's option, and what `run` hands the value on as
     help: str  # one sentence; click shows the default itself, pytest gets "(default X)"
     cli_flag: str | None = None  # the CLI's own name, when shorter; the pytest flag works too
+    name: str | None = None  # the value's Python name, when not the CLI name's (--workers: workers)
     commands: frozenset[Command] = frozenset({"up", "run"})
     kind: Kind = "value"
     type: ValueType = "str"
@@ -50,6 +50,11 @@ class Option:
     choices: tuple[str, ...] | None = None
     minimum: int | None = None
     metavar: str | None = None
+
+    @property
+    def dest(self) -> str:
+        """The value's Python name: a parameter of the click command, a field of ChaosOptions."""
+        return self.name or self.flags[0].removeprefix("--").replace("-", "_")
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -133,14 +138,12 @@ RUN_ONLY: frozenset[Command] = frozenset({"run"})
 OPTIONS: tuple[Option, ...] = (
     # -- the stack's shape (StackConfig; a live `up` stack is attached when they match) --
     Option(
-        "n8n_version",
         "--n8n-version",
         f"n8n version of the stack (tested: {', '.join(SUPPORTED_N8N_VERSIONS)}).",
         commands=frozenset({"install", "up", "run"}),
         default=DEFAULT_N8N_VERSION,
     ),
     Option(
-        "workers",
         "--n8n-workers",
         "Number of n8n workers in the stack.",
         cli_flag="--workers",
@@ -149,14 +152,12 @@ OPTIONS: tuple[Option, ...] = (
         minimum=1,
     ),
     Option(
-        "webhook_processor",
         "--n8n-webhook-processor",
         "Also run `n8n webhook`; production webhooks then go to it.",
         cli_flag="--webhook-processor",
         kind="flag",
     ),
     Option(
-        "n8n_timings",
         "--n8n-timings",
         "n8n's lock, renew and stall settings: fast (lock 5 s, renew 2 s, stall check 5 s) or "
         "default (n8n's shipped 60 s, 10 s, 30 s); a finding about stalls holds under the one "
@@ -166,7 +167,6 @@ OPTIONS: tuple[Option, ...] = (
         metavar="fast|default",
     ),
     Option(
-        "ready_timeout",
         "--n8n-ready-timeout",
         "Seconds each part may take to become ready.",
         cli_flag="--ready-timeout",
@@ -174,14 +174,12 @@ OPTIONS: tuple[Option, ...] = (
         default=180.0,
     ),
     Option(
-        "fresh_db",
         "--n8n-fresh-db",
         "Migrate a fresh n8n database instead of copying the cached migrated template.",
         cli_flag="--fresh-db",
         kind="flag",
     ),
     Option(
-        "backend",
         "--backend",
         "native: the parts as child processes; compose: as containers (needs "
         "scripts/docker-setup.sh).",
@@ -189,7 +187,6 @@ OPTIONS: tuple[Option, ...] = (
         choices=("native", "compose"),
     ),
     Option(
-        "n8n_image",
         "--n8n-image",
         "With --backend compose: run this n8n image (e.g. your own, with community nodes) "
         "instead of the locally built one.",
@@ -197,17 +194,16 @@ OPTIONS: tuple[Option, ...] = (
     ),
     # -- what runs, and where its evidence goes -------------------------------------------
     Option(
-        "workflows_dir",
         "--chaos-workflows",
         "Folder of workflows under test, one sub-folder each with manifest.json "
         "(default: the bundled workflows_under_test).",
         cli_flag="--workflows",
+        name="workflows_dir",
         commands=frozenset({"list", "run", "up"}),
         type="dir",
         metavar="DIR",
     ),
     Option(
-        "runs_dir",
         "--n8n-runs-dir",
         "Where run folders (logs, evidence) go, and where a live `up` stack is looked for "
         "(default: N8N_CHAOS_RUNS, else ./.n8n-chaos/runs).",
@@ -217,14 +213,12 @@ OPTIONS: tuple[Option, ...] = (
         metavar="DIR",
     ),
     Option(
-        "shard",
         "--shard",
         "Run only shard I of N of the selected tests (stable split; one CI machine each).",
         commands=RUN_ONLY,
         metavar="I/N",
     ),
     Option(
-        "shard_timings",
         "--shard-timings",
         "timings.json of an earlier run: balance --shard by measured cost (default: by a "
         "hash of each case id). Repeatable.",
@@ -234,7 +228,6 @@ OPTIONS: tuple[Option, ...] = (
         metavar="FILE",
     ),
     Option(
-        "repeat",
         "--chaos-repeat",
         "Run every case N times (ids end in -r1..-rN).",
         cli_flag="--repeat",
@@ -244,7 +237,6 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N",
     ),
     Option(
-        "harness_retries",
         "--chaos-harness-retries",
         "Run a case again, up to N times, when its fault did not land (NO-EVIDENCE, a "
         "harness error, never a pass); each try's evidence stays in cases/<id>.try<k> "
@@ -257,7 +249,6 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N",
     ),
     Option(
-        "alone",
         "--chaos-alone",
         "Run every case with the stack to itself (by default the cases that touch no "
         "process or link run up to 4 at once beside each other: harness.engine.batch).",
@@ -267,18 +258,17 @@ OPTIONS: tuple[Option, ...] = (
     ),
     # -- the warm stack of `n8n-chaos up` (harness.front.attach) -----------------------------
     Option(
-        "attach_dir",
         "--n8n-attach",
         "Use the warm stack `n8n-chaos up` runs in RUN_DIR. By default the newest live one "
         "under the runs folder is used when it has this run's options; with several stacks "
         "(-j/-n) only the first attaches, the others start their own.",
         cli_flag="--attach",
+        name="attach_dir",
         commands=RUN_ONLY,
         type="dir",
         metavar="RUN_DIR",
     ),
     Option(
-        "no_attach",
         "--n8n-no-attach",
         "Start a fresh stack even when `n8n-chaos up` runs one.",
         cli_flag="--no-attach",

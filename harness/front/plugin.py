@@ -64,8 +64,7 @@ _OPTIONS = pytest.StashKey[ChaosOptions]()
 
 
 def options_of(config: pytest.Config) -> ChaosOptions:
-    """The run's options, read back from pytest once per process; every hook and fixture
-    reads them here, by attribute."""
+    """The run's options, read back from pytest once per process: every hook's and fixture's."""
     if _OPTIONS not in config.stash:
         config.stash[_OPTIONS] = ChaosOptions.of_pytest(config)
     return config.stash[_OPTIONS]
@@ -126,22 +125,16 @@ def _sharing(config: pytest.Config) -> bool:
     return options_of(config).dist in ("no", "load")
 
 
-def _shareable(config: pytest.Config) -> dict[str, str]:
-    from harness.engine.batch import shareable_cases
-
-    return shareable_cases(*_matrix(options_of(config)))
-
-
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """xdist (its default load scheduling): a batch's tests go to one worker together, and
     so do the cases on the webhook-processor stack (harness.engine.batch)."""
     if options_of(config).dist not in ("no", "load"):
         return None
-    from harness.engine.batch import BatchScheduling
+    from harness.engine.batch import BatchScheduling, shareable_cases
 
-    cases, _ = _matrix(options_of(config))
-    shareable = _shareable(config) if _sharing(config) else {}
+    cases, workflows = _matrix(options_of(config))
+    shareable = shareable_cases(cases, workflows) if _sharing(config) else {}
     on_webhook_stack = [c.id for c in cases if c.needs_webhook_processor]
     return BatchScheduling(config, log, shareable, on_webhook_stack)
 
@@ -149,11 +142,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 @pytest.fixture(scope="session")
 def chaos_shared_runs(request: pytest.FixtureRequest) -> SharedRuns:
     """This process's batches of cases that share the stack (none with --chaos-alone)."""
-    from harness.engine.batch import SharedRuns, shared_runs
+    from harness.engine.batch import SharedRuns, shareable_cases, shared_runs
 
     if not _sharing(request.config):
         return SharedRuns({})
-    return shared_runs(request.session.items, _shareable(request.config))
+    shareable = shareable_cases(*_matrix(options_of(request.config)))
+    return shared_runs(request.session.items, shareable)
 
 
 # -- scale: xdist workers, shards, timings ---------------------------------------------

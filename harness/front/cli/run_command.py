@@ -158,12 +158,12 @@ def _pytest_with_verdicts(argv: list[str], stacks: StackChoice | None) -> int:
 
     import pytest
 
-    from harness.terminal.summary import run_exit_code
+    from harness.terminal.summary import SUMMARY_FLAG, run_exit_code
 
     plugins: list[object] = [_StacksHeader(stacks)] if stacks is not None else []
     with tempfile.TemporaryDirectory(prefix="n8n-chaos-verdicts-") as tmp:
         summary = Path(tmp) / "verdicts.json"
         # In this process: a second interpreter's start-up (imports of the harness, its
         # libraries and pytest) costs about a second of CPU on every one-case rerun.
-        status = pytest.main([*argv[3:], f"--chaos-summary={summary}"], plugins=plugins)
+        status = pytest.main([*argv[3:], f"{SUMMARY_FLAG}={summary}"], plugins=plugins)
         return int(run_exit_code(status, summary))

@@ -3,7 +3,7 @@
 Each ``Option`` is rendered as a click option of the commands it names (``n8n-chaos up``,
 ``run``, ...) and as a pytest option of ``harness.front.plugin``; ``n8n-chaos run`` hands every
 one it was given on to pytest by its pytest flag. A new option is one entry in ``OPTIONS``
-(and, when ``up`` uses it, a parameter of ``up``).
+and a field of ``ChaosOptions`` (the values, typed, as every command and the plugin read them).
 
 Light on purpose (no click, no pytest at import): the warm runner's client reads the flags
 here to decide whether a run can be handed over, and it must start in milliseconds.
@@ -11,7 +11,7 @@ here to decide whether a run can be handed over, and it must start in millisecon
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -21,6 +21,8 @@ from harness.stack.install import DEFAULT_N8N_VERSION, SUPPORTED_N8N_VERSIONS
 if TYPE_CHECKING:
     import click
     import pytest
+
+    from harness.stack.stack import StackConfig
 
 Command = Literal["install", "up", "run", "list", "findings"]
 # value: one value; flag: on when given; multiple: repeatable, a list of values.
@@ -37,10 +39,10 @@ XDIST_FLAGS = ("-n", "--numprocesses")
 
 @dataclass(frozen=True)
 class Option:
-    dest: str  # the value's Python name (a parameter of the click command)
     pytest_flag: str  # harness.front.plugin's option, and what `run` hands the value on as
     help: str  # one sentence; click shows the default itself, pytest gets "(default X)"
     cli_flag: str | None = None  # the CLI's own name, when shorter; the pytest flag works too
+    name: str | None = None  # the value's Python name, when not the CLI name's (--workers: workers)
     commands: frozenset[Command] = frozenset({"up", "run"})
     kind: Kind = "value"
     type: ValueType = "str"
@@ -48,6 +50,11 @@ class Option:
     choices: tuple[str, ...] | None = None
     minimum: int | None = None
     metavar: str | None = None
+
+    @property
+    def dest(self) -> str:
+        """The value's Python name: a parameter of the click command, a field of ChaosOptions."""
+        return self.name or self.flags[0].removeprefix("--").replace("-", "_")
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -65,6 +72,15 @@ class Option:
         if value is None or value == self.default:
             return []
         return [f"{self.pytest_flag}={value}"]
+
+    def typed(self, value: Any) -> Any:
+        """A value as ChaosOptions holds it, read by click or pytest (None: the default)."""
+        path = self.type in ("dir", "file")
+        if self.kind == "multiple":
+            return tuple(Path(item) if path else item for item in value or ())
+        if value is None or (path and value == ""):  # `--chaos-workflows=`: not given
+            return False if self.kind == "flag" else self.default
+        return Path(value) if path else value
 
     # -- renderings ----------------------------------------------------------------------
     def add_to_pytest(self, group: pytest.OptionGroup) -> None:
@@ -122,14 +138,12 @@ RUN_ONLY: frozenset[Command] = frozenset({"run"})
 OPTIONS: tuple[Option, ...] = (
     # -- the stack's shape (StackConfig; a live `up` stack is attached when they match) --
     Option(
-        "n8n_version",
         "--n8n-version",
         f"n8n version of the stack (tested: {', '.join(SUPPORTED_N8N_VERSIONS)}).",
         commands=frozenset({"install", "up", "run"}),
         default=DEFAULT_N8N_VERSION,
     ),
     Option(
-        "workers",
         "--n8n-workers",
         "Number of n8n workers in the stack.",
         cli_flag="--workers",
@@ -138,14 +152,12 @@ OPTIONS: tuple[Option, ...] = (
         minimum=1,
     ),
     Option(
-        "webhook_processor",
         "--n8n-webhook-processor",
         "Also run `n8n webhook`; production webhooks then go to it.",
         cli_flag="--webhook-processor",
         kind="flag",
     ),
     Option(
-        "n8n_timings",
         "--n8n-timings",
         "n8n's lock, renew and stall settings: fast (lock 5 s, renew 2 s, stall check 5 s) or "
         "default (n8n's shipped 60 s, 10 s, 30 s); a finding about stalls holds under the one "
@@ -155,7 +167,6 @@ OPTIONS: tuple[Option, ...] = (
         metavar="fast|default",
     ),
     Option(
-        "ready_timeout",
         "--n8n-ready-timeout",
         "Seconds each part may take to become ready.",
         cli_flag="--ready-timeout",
@@ -163,14 +174,12 @@ OPTIONS: tuple[Option, ...] = (
         default=180.0,
     ),
     Option(
-        "fresh_db",
         "--n8n-fresh-db",
         "Migrate a fresh n8n database instead of copying the cached migrated template.",
         cli_flag="--fresh-db",
         kind="flag",
     ),
     Option(
-        "backend",
         "--backend",
         "native: the parts as child processes; compose: as containers (needs "
         "scripts/docker-setup.sh).",
@@ -178,7 +187,6 @@ OPTIONS: tuple[Option, ...] = (
         choices=("native", "compose"),
     ),
     Option(
-        "n8n_image",
         "--n8n-image",
         "With --backend compose: run this n8n image (e.g. your own, with community nodes) "
         "instead of the locally built one.",
@@ -186,17 +194,16 @@ OPTIONS: tuple[Option, ...] = (
     ),
     # -- what runs, and where its evidence goes -------------------------------------------
     Option(
-        "workflows_dir",
         "--chaos-workflows",
         "Folder of workflows under test, one sub-folder each with manifest.json "
         "(default: the bundled workflows_under_test).",
         cli_flag="--workflows",
+        name="workflows_dir",
         commands=frozenset({"list", "run", "up"}),
         type="dir",
         metavar="DIR",
     ),
     Option(
-        "runs_dir",
         "--n8n-runs-dir",
         "Where run folders (logs, evidence) go, and where a live `up` stack is looked for "
         "(default: N8N_CHAOS_RUNS, else ./.n8n-chaos/runs).",
@@ -206,14 +213,12 @@ OPTIONS: tuple[Option, ...] = (
         metavar="DIR",
     ),
     Option(
-        "shard",
         "--shard",
         "Run only shard I of N of the selected tests (stable split; one CI machine each).",
         commands=RUN_ONLY,
         metavar="I/N",
     ),
     Option(
-        "shard_timings",
         "--shard-timings",
         "timings.json of an earlier run: balance --shard by measured cost (default: by a "
         "hash of each case id). Repeatable.",
@@ -223,7 +228,6 @@ OPTIONS: tuple[Option, ...] = (
         metavar="FILE",
     ),
     Option(
-        "repeat",
         "--chaos-repeat",
         "Run every case N times (ids end in -r1..-rN).",
         cli_flag="--repeat",
@@ -233,7 +237,6 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N",
     ),
     Option(
-        "harness_retries",
         "--chaos-harness-retries",
         "Run a case again, up to N times, when its fault did not land (NO-EVIDENCE, a "
         "harness error, never a pass); each try's evidence stays in cases/<id>.try<k> "
@@ -246,7 +249,6 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N",
     ),
     Option(
-        "alone",
         "--chaos-alone",
         "Run every case with the stack to itself (by default the cases that touch no "
         "process or link run up to 4 at once beside each other: harness.engine.batch).",
@@ -256,18 +258,17 @@ OPTIONS: tuple[Option, ...] = (
     ),
     # -- the warm stack of `n8n-chaos up` (harness.front.attach) -----------------------------
     Option(
-        "attach_dir",
         "--n8n-attach",
         "Use the warm stack `n8n-chaos up` runs in RUN_DIR. By default the newest live one "
         "under the runs folder is used when it has this run's options; with several stacks "
         "(-j/-n) only the first attaches, the others start their own.",
         cli_flag="--attach",
+        name="attach_dir",
         commands=RUN_ONLY,
         type="dir",
         metavar="RUN_DIR",
     ),
     Option(
-        "no_attach",
         "--n8n-no-attach",
         "Start a fresh stack even when `n8n-chaos up` runs one.",
         cli_flag="--no-attach",
@@ -299,6 +300,77 @@ def add_pytest_options(group: pytest.OptionGroup) -> None:
         option.add_to_pytest(group)
 
 
-def pytest_args(values: Mapping[str, Any], options: Iterable[Option]) -> list[str]:
-    """The pytest arguments for the given values (by dest) of these options."""
-    return [arg for option in options for arg in option.pytest_args(values.get(option.dest))]
+@dataclass(frozen=True)
+class ChaosOptions:
+    """A run's options, parsed once: one field per declaration (by its dest), typed; a path
+    is a Path and a repeatable option a tuple, whether click or pytest read them."""
+
+    n8n_version: str
+    workers: int
+    webhook_processor: bool
+    n8n_timings: str
+    ready_timeout: float
+    fresh_db: bool
+    backend: Literal["native", "compose"]
+    n8n_image: str | None
+    workflows_dir: Path | None
+    runs_dir: Path | None
+    shard: str | None
+    shard_timings: tuple[Path, ...]
+    repeat: int | None
+    harness_retries: int
+    alone: bool
+    attach_dir: Path | None
+    no_attach: bool
+    # Not declared here: allure's and pytest-xdist's own, read along for the plugin.
+    alluredir: str | None = None
+    numprocesses: int | None = None
+    dist: str = "no"
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any], **others: Any) -> ChaosOptions:
+        """From values by dest (a command's click parameters); a missing one is its default."""
+        return cls(**{o.dest: o.typed(values.get(o.dest)) for o in OPTIONS}, **others)
+
+    @classmethod
+    def of_pytest(cls, config: pytest.Config) -> ChaosOptions:
+        """From pytest's command line: the one place that reads the options back by flag."""
+        read = config.getoption
+        return cls.of(
+            {o.dest: read(o.pytest_flag) for o in OPTIONS},
+            alluredir=read("--alluredir", default=None),
+            numprocesses=read("numprocesses", default=None),
+            dist=read("dist", default="no"),
+        )
+
+    @property
+    def workflows(self) -> Path:
+        from harness.workflow.manifest import BUNDLED_WORKFLOWS
+
+        return self.workflows_dir or BUNDLED_WORKFLOWS
+
+    def stack_config(self, **given: Any) -> StackConfig:
+        """The stack these options shape, with the workflows' $env and $vars (``given``:
+        what no option says, e.g. run_dir; its n8n_env goes over the workflows')."""
+        from harness.stack.stack import StackConfig
+        from harness.workflow.manifest import workflows_env
+
+        env, variables = workflows_env(self.workflows)
+        return StackConfig(
+            workers=self.workers,
+            webhook_processor=self.webhook_processor,
+            n8n_version=self.n8n_version,
+            n8n_timings=self.n8n_timings,
+            ready_timeout_s=self.ready_timeout,
+            db_template=not self.fresh_db,
+            backend=self.backend,
+            n8n_image=self.n8n_image,
+            runs_root=self.runs_dir,
+            n8n_env={**env, **given.pop("n8n_env", {})},
+            variables=variables,
+            **given,
+        )
+
+    def pytest_args(self) -> list[str]:
+        """How `run` hands its options on to pytest, each by its declared flag."""
+        return [arg for o in OPTIONS for arg in o.pytest_args(getattr(self, o.dest))]

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harness.errors import AttachError, ConfigError, HarnessError, SetupError
-from harness.front.options import add_pytest_options
+from harness.front.options import ChaosOptions, add_pytest_options
 from harness.matrix.sharding import TIMINGS_FILE, assign, load_timings, parse_shard, write_timings
 from harness.report.allure_report import write_categories, write_environment
 from harness.stack.install import Installation, Installer
@@ -43,7 +43,6 @@ from harness.stack.stack import Stack, StackConfig
 from harness.terminal.reporter import INVOCATION as _INVOCATION
 from harness.terminal.reporter import RUN_DIR as _RUN_DIR
 from harness.terminal.reporter import session_run_dir
-from harness.workflow.manifest import BUNDLED_WORKFLOWS
 
 if TYPE_CHECKING:
     from harness.engine.batch import SharedRuns
@@ -59,6 +58,16 @@ pytest_plugins = ["harness.terminal.reporter"]
 def pytest_addoption(parser: pytest.Parser) -> None:
     # Declared once with the CLI's (harness.front.options): `n8n-chaos run` hands them on.
     add_pytest_options(parser.getgroup("n8n-chaos", "n8n chaos harness"))
+
+
+_OPTIONS = pytest.StashKey[ChaosOptions]()
+
+
+def options_of(config: pytest.Config) -> ChaosOptions:
+    """The run's options, read back from pytest once per process: every hook's and fixture's."""
+    if _OPTIONS not in config.stash:
+        config.stash[_OPTIONS] = ChaosOptions.of_pytest(config)
+    return config.stash[_OPTIONS]
 
 
 class ChaosDeployments(dict[str, tuple["WorkflowUnderTest", "Deployment"]]):
@@ -88,23 +97,16 @@ class ChaosDeployments(dict[str, tuple["WorkflowUnderTest", "Deployment"]]):
         return deployed
 
 
-def _workflows_dir(config: pytest.Config) -> Path:
-    chosen = config.getoption("--chaos-workflows")
-    return Path(chosen) if chosen else BUNDLED_WORKFLOWS
-
-
-def _matrix(config: pytest.Config) -> tuple[list[Case], list[WorkflowUnderTest]]:
+def _matrix(options: ChaosOptions) -> tuple[list[Case], list[WorkflowUnderTest]]:
     from harness.matrix.cases import matrix_of
 
-    repeat = config.getoption("--chaos-repeat", default=None)
-    workers = config.getoption("--n8n-workers") or StackConfig().workers
-    return matrix_of(_workflows_dir(config), repeat=repeat, workers=workers)
+    return matrix_of(options.workflows, repeat=options.repeat, workers=options.workers)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "chaos_case" not in metafunc.fixturenames:
         return
-    cases, _ = _matrix(metafunc.config)
+    cases, _ = _matrix(options_of(metafunc.config))
     metafunc.parametrize("chaos_case", cases, ids=[c.id for c in cases], scope="function")
 
 
@@ -115,31 +117,24 @@ _SHARE_KEY = "n8n_chaos_share"
 def _sharing(config: pytest.Config) -> bool:
     """Whether shareable cases run in batches: not with --chaos-alone; under xdist only
     with its default load scheduling (which BatchScheduling replaces)."""
-    if config.getoption("--chaos-alone", default=False):
+    if options_of(config).alone:
         return False
     workerinput: dict[str, Any] = getattr(config, "workerinput", {})
     if workerinput:
         return bool(workerinput.get(_SHARE_KEY))
-    dist = config.getoption("dist", default="no")
-    return dist in ("no", "load")
-
-
-def _shareable(config: pytest.Config) -> dict[str, str]:
-    from harness.engine.batch import shareable_cases
-
-    return shareable_cases(*_matrix(config))
+    return options_of(config).dist in ("no", "load")
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """xdist (its default load scheduling): a batch's tests go to one worker together, and
     so do the cases on the webhook-processor stack (harness.engine.batch)."""
-    if config.getoption("dist", default="no") not in ("no", "load"):
+    if options_of(config).dist not in ("no", "load"):
         return None
-    from harness.engine.batch import BatchScheduling
+    from harness.engine.batch import BatchScheduling, shareable_cases
 
-    cases, _ = _matrix(config)
-    shareable = _shareable(config) if _sharing(config) else {}
+    cases, workflows = _matrix(options_of(config))
+    shareable = shareable_cases(cases, workflows) if _sharing(config) else {}
     on_webhook_stack = [c.id for c in cases if c.needs_webhook_processor]
     return BatchScheduling(config, log, shareable, on_webhook_stack)
 
@@ -147,11 +142,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 @pytest.fixture(scope="session")
 def chaos_shared_runs(request: pytest.FixtureRequest) -> SharedRuns:
     """This process's batches of cases that share the stack (none with --chaos-alone)."""
-    from harness.engine.batch import SharedRuns, shared_runs
+    from harness.engine.batch import SharedRuns, shareable_cases, shared_runs
 
     if not _sharing(request.config):
         return SharedRuns({})
-    return shared_runs(request.session.items, _shareable(request.config))
+    shareable = shareable_cases(*_matrix(options_of(request.config)))
+    return shared_runs(request.session.items, shareable)
 
 
 # -- scale: xdist workers, shards, timings ---------------------------------------------
@@ -166,16 +162,15 @@ def _is_xdist_worker(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_DURATIONS] = {}
     config.pluginmanager.register(_Timings(config.stash[_DURATIONS]), "n8n-chaos-timings")
-    shard = config.getoption("--shard", default=None)
-    if shard:
+    options = options_of(config)
+    if options.shard:
         try:
-            parse_shard(shard)
+            parse_shard(options.shard)
         except ConfigError as exc:
             raise pytest.UsageError(str(exc)) from exc
-    if not _is_xdist_worker(config) and (config.getoption("numprocesses", default=None) or 0):
+    if not _is_xdist_worker(config) and (options.numprocesses or 0):
         # Under xdist: one directory for the whole invocation, a sub-folder per worker.
-        runs = config.getoption("--n8n-runs-dir")
-        root = Path(runs) if runs else default_runs_root()
+        root = options.runs_dir or default_runs_root()
         config.stash[_INVOCATION] = root.resolve() / new_run_id()
 
 
@@ -199,13 +194,12 @@ def _worker_run_dir(config: pytest.Config) -> Path | None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    shard = config.getoption("--shard", default=None)
-    if not shard:
+    options = options_of(config)
+    if not options.shard:
         return
-    index, total = parse_shard(shard)
-    timing_files = config.getoption("--shard-timings", default=None) or []
+    index, total = parse_shard(options.shard)
     try:
-        costs = load_timings(Path(f) for f in timing_files)
+        costs = load_timings(options.shard_timings)
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from exc
     chosen = assign([item.nodeid for item in items], total, costs)
@@ -232,10 +226,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     if _is_xdist_worker(config):
         return  # the controller writes what is shared
-    alluredir = config.getoption("--alluredir", default=None)
-    if alluredir:
-        write_categories(Path(alluredir))
-        write_environment(Path(alluredir), _environment(config))
+    options = options_of(config)
+    if options.alluredir:
+        write_categories(Path(options.alluredir))
+        write_environment(Path(options.alluredir), _environment(options))
     run_dir = session_run_dir(config)
     if run_dir is None or not run_dir.is_dir():
         return
@@ -246,21 +240,19 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         _index_cases(run_dir)
 
 
-def _environment(config: pytest.Config) -> dict[str, object]:
+def _environment(options: ChaosOptions) -> dict[str, object]:
     """What the report's Environment block shows: the stack the cases ran on."""
-    opt = config.getoption
-    defaults = StackConfig()
     return {
-        "n8n.version": opt("--n8n-version") or defaults.n8n_version,
+        "n8n.version": options.n8n_version,
         "backend": "n8n queue mode: PostgreSQL 17, Redis, Toxiproxy, fake payment provider",
-        "n8n.workers": opt("--n8n-workers") or defaults.workers,
-        "n8n.webhook_processor": bool(opt("--n8n-webhook-processor")),
-        "n8n.timings": opt("--n8n-timings") or defaults.n8n_timings,
-        "toxiproxy.seed": defaults.toxiproxy_seed,
-        "stacks": opt("numprocesses", default=None) or 1,
-        "shard": opt("--shard", default=None),
-        "repeat": opt("--chaos-repeat", default=None),
-        "workflows": _workflows_dir(config),
+        "n8n.workers": options.workers,
+        "n8n.webhook_processor": options.webhook_processor,
+        "n8n.timings": options.n8n_timings,
+        "toxiproxy.seed": StackConfig().toxiproxy_seed,
+        "stacks": options.numprocesses or 1,
+        "shard": options.shard,
+        "repeat": options.repeat,
+        "workflows": options.workflows,
     }
 
 
@@ -280,7 +272,7 @@ def _index_cases(invocation: Path) -> None:
 def chaos_workflows(pytestconfig: pytest.Config) -> list[WorkflowUnderTest]:
     from harness.workflow.manifest import discover
 
-    return discover(_workflows_dir(pytestconfig))
+    return discover(options_of(pytestconfig).workflows)
 
 
 @pytest.fixture(scope="session")
@@ -297,7 +289,7 @@ def chaos_deployments(
 @pytest.fixture(scope="session")
 def chaos_harness_retries(pytestconfig: pytest.Config) -> int:
     """How often a case whose fault did not land runs again (``--chaos-harness-retries``)."""
-    retries = int(pytestconfig.getoption("--chaos-harness-retries", default=1) or 0)
+    retries = options_of(pytestconfig).harness_retries
     if retries < 0:
         raise pytest.UsageError("--chaos-harness-retries: give a number >= 0")
     return retries
@@ -308,7 +300,7 @@ def chaos_phase_observers(pytestconfig: pytest.Config) -> list[PhaseObserver]:
     """Observers of every case's phases (``harness.engine.runner.PhaseObserver``): the terminal's
     live line and the report's steps each add theirs here."""
     observers: list[PhaseObserver] = []
-    if pytestconfig.getoption("--alluredir", default=None):
+    if options_of(pytestconfig).alluredir:
         from harness.report.steps import AllureSteps
 
         observers.append(AllureSteps())  # one Allure step per phase, as it runs
@@ -335,31 +327,8 @@ def n8n_chaos_upstreams() -> dict[str, str]:
 def n8n_chaos_config(
     pytestconfig: pytest.Config, n8n_chaos_upstreams: dict[str, str]
 ) -> StackConfig:
-    from harness.workflow.manifest import workflows_env
-
-    opt = pytestconfig.getoption
-    defaults = StackConfig()
-    runs_dir = opt("--n8n-runs-dir")
-    # The workflows' $env and $vars: n8n processes read both from the start.
-    env, variables = workflows_env(_workflows_dir(pytestconfig))
-    return StackConfig(
-        workers=opt("--n8n-workers") if opt("--n8n-workers") is not None else defaults.workers,
-        db_template=not opt("--n8n-fresh-db"),
-        backend=opt("--backend"),
-        n8n_image=opt("--n8n-image"),
-        run_dir=_worker_run_dir(pytestconfig),
-        webhook_processor=bool(opt("--n8n-webhook-processor")),
-        n8n_version=opt("--n8n-version") or defaults.n8n_version,
-        n8n_timings=opt("--n8n-timings") or defaults.n8n_timings,
-        upstreams=n8n_chaos_upstreams,
-        n8n_env=env,
-        variables=variables,
-        ready_timeout_s=(
-            opt("--n8n-ready-timeout")
-            if opt("--n8n-ready-timeout") is not None
-            else defaults.ready_timeout_s
-        ),
-        runs_root=Path(runs_dir) if runs_dir else None,
+    return options_of(pytestconfig).stack_config(
+        run_dir=_worker_run_dir(pytestconfig), upstreams=n8n_chaos_upstreams
     )
 
 
@@ -381,14 +350,13 @@ def _attached_stack(
     from harness.front.attach import attach_for_session
 
     workerinput: dict[str, Any] = getattr(config, "workerinput", {})
-    named = config.getoption("--n8n-attach")
+    options = options_of(config)
     try:
         return attach_for_session(
             installation,
             stack_config,
-            named=Path(named) if named else None,
-            allowed=not config.getoption("--n8n-no-attach")
-            and workerinput.get("workerid", "gw0") == "gw0",
+            named=options.attach_dir,
+            allowed=not options.no_attach and workerinput.get("workerid", "gw0") == "gw0",
             progress=lambda m: _reporter_line(config, m),
         )
     except AttachError as exc:

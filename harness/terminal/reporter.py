@@ -20,7 +20,7 @@ from rich.console import Console, RenderableType
 from harness.terminal.grid import build_grid
 from harness.terminal.live import LiveLine, PhaseFromEvidence, tty_console
 from harness.terminal.outcome import CaseOutcome
-from harness.terminal.summary import SUMMARY_FILE, summary_doc, write_summary
+from harness.terminal.summary import SUMMARY_FILE, SUMMARY_FLAG, summary_doc, write_summary
 from harness.terminal.view import case_line, grid_view, totals
 
 CASE_PROPERTY = "n8n_chaos_case"
@@ -44,7 +44,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "line always (live), lines only (plain), pytest's own dots (off)",
     )
     group.addoption(
-        "--chaos-summary",
+        SUMMARY_FLAG,
         default=None,
         metavar="FILE",
         help=f"also write the verdict summary here (always written as {SUMMARY_FILE} into "
@@ -228,7 +228,7 @@ class ChaosTerminal:
             self.live.stop()
         if exitstatus in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.INTERRUPTED):
             self.harness_failed = True
-        chosen = self.config.getoption("--chaos-summary", default=None)
+        chosen = self.config.getoption(SUMMARY_FLAG, default=None)
         if not self.outcomes and chosen is None:
             return
         run_dir = session_run_dir(self.config)

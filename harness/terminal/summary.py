@@ -19,6 +19,7 @@ from harness.errors import ConfigError
 from harness.terminal.outcome import CaseOutcome, ExitCode, Kind, exit_code
 
 SUMMARY_FILE = "verdicts.json"
+SUMMARY_FLAG = "--chaos-summary"  # the reporter's option; `n8n-chaos run` passes its own file
 FORMAT = 1
 
 

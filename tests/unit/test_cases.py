@@ -211,9 +211,9 @@ def test_the_matrix_is_built_once_per_process(
     """`run`'s input check, the plugin's parametrize, its xdist scheduling and its batches
     read one matrix: a second ask for the same workflows builds nothing."""
     import shutil
-    from types import SimpleNamespace
 
     from harness.front import plugin
+    from harness.front.options import ChaosOptions
     from harness.matrix import cases
     from harness.workflow.manifest import BUNDLED_WORKFLOWS
 
@@ -229,10 +229,9 @@ def test_the_matrix_is_built_once_per_process(
 
     monkeypatch.setattr(cases, "matrix", counting)
     first, workflows = cases.matrix_of(root, workers=2)
-    options = {"--chaos-workflows": str(root), "--chaos-repeat": None, "--n8n-workers": 2}
-    config = SimpleNamespace(getoption=lambda name, default=None: options.get(name, default))
+    options = ChaosOptions.of({"workflows_dir": root, "workers": 2})
     for _ in range(3):  # parametrize, the scheduler, the batches
-        assert plugin._matrix(config)[0] is first  # type: ignore[arg-type]
+        assert plugin._matrix(options)[0] is first
     assert len(built) == 1 and [w.name for w in workflows] == ["payment_idempotent"]
     cases.matrix_of(root, workers=1)  # another stack shape is another matrix
     assert len(built) == 2

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from harness.front.cli import main
 from harness.front.cli.run_command import pytest_argv
-from harness.front.options import OPTIONS, Command, Option, for_command
+from harness.front.options import OPTIONS, ChaosOptions, Command, Option, for_command
 from harness.stack.stack import StackConfig
 
 pytest_plugins = ["pytester"]
@@ -79,7 +79,7 @@ def test_run_hands_each_option_on_as_pytest_reads_it(
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     given = [arg for option in for_command("run") for arg in _given(option)]
     values = _run_params(*given)
-    argv = pytest_argv(values, None, "allure-results", 1, [])
+    argv = pytest_argv(ChaosOptions.of(values, alluredir="allure-results"), None, 1, [])
     handed_on = [a for a in argv if a.split("=")[0] in {o.pytest_flag for o in OPTIONS}]
     config = pytester.parseconfig("-p", "harness.front.plugin", *handed_on)
     for option in for_command("run"):
@@ -103,7 +103,7 @@ def test_run_translates_its_options_as_before(monkeypatch: pytest.MonkeyPatch) -
         *("--repeat", "3", "--attach", "R", "--no-attach", "--backend", "compose"),
         *("--n8n-image", "img"),
     )
-    argv = pytest_argv(values, "K", "out", 2, ["-x"])
+    argv = pytest_argv(ChaosOptions.of(values, alluredir="out"), "K", 2, ["-x"])
     assert argv[:3] == [sys.executable, "-m", "pytest"]
     assert argv[4:] == [
         *("-p", "no:cacheprovider", "--alluredir=out", "-k", "K", "-n", "2"),
@@ -115,7 +115,7 @@ def test_run_translates_its_options_as_before(monkeypatch: pytest.MonkeyPatch) -
         "-x",
     ]
     # Defaults are not handed on: a plain `run` gives pytest what it always did.
-    plain = pytest_argv(_run_params(), None, "allure-results", 1, [])
+    plain = pytest_argv(ChaosOptions.of(_run_params(), alluredir="allure-results"), None, 1, [])
     assert plain[4:8] == ["-p", "no:cacheprovider", "--alluredir=allure-results", "-p"]
 
 
@@ -144,3 +144,29 @@ def test_stack_defaults_are_stack_configs() -> None:
 
 def test_paths_are_paths_on_the_cli() -> None:
     assert isinstance(_run_params("--workflows", "w")["workflows_dir"], Path)
+
+
+def test_the_options_are_read_back_once_per_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest_configure, the shard hook, the session fixtures and sessionfinish all read the
+    run's options: pytest's command line is read back into ChaosOptions once."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    built: list[pytest.Config] = []
+    real = ChaosOptions.of_pytest.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[ChaosOptions], config: pytest.Config) -> ChaosOptions:
+        built.append(config)
+        return real(cls, config)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(ChaosOptions, "of_pytest", classmethod(counting))
+    pytester.makepyfile(
+        "def test_reads(chaos_workflows, chaos_harness_retries, chaos_phase_observers):\n"
+        "    assert chaos_workflows and chaos_harness_retries == 2\n"
+    )
+    flags = ("--shard=1/1", "--chaos-harness-retries=2", "--alluredir", str(pytester.path / "a"))
+    result = pytester.runpytest_inprocess(
+        "-p", "harness.front.plugin", "-p", "allure_pytest.plugin", *flags
+    )
+    result.assert_outcomes(passed=1)
+    assert len(built) == 1

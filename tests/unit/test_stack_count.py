@@ -22,7 +22,7 @@ from harness.front.cli.stack_count import (
     warm_stack_to_attach,
     xdist_in,
 )
-from harness.front.options import for_command
+from harness.front.options import ChaosOptions
 from harness.stack.stack import StackConfig
 from harness.workflow.manifest import BUNDLED_WORKFLOWS, workflows_env
 
@@ -98,9 +98,8 @@ def test_pytests_own_n_is_seen(args: list[str], value: str | None) -> None:
     assert xdist_in(args) == value
 
 
-def _values(**given: Any) -> dict[str, Any]:
-    values = {o.dest: o.default for o in for_command("run")}
-    return {**values, **given}
+def _values(**given: Any) -> ChaosOptions:
+    return ChaosOptions.of(given)
 
 
 def _bundled(**given: Any) -> StackConfig:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
 from rich.markup import escape
 
 from harness.errors import HarnessError
+from harness.front.options import F
 from harness.stack.install import Installer
 
 # soft_wrap: an error stays one line (no wrapping at 80 columns when stderr is not a tty).
@@ -26,6 +29,12 @@ keyword_option = click.option(
     help="Only the cases whose id matches, e.g. -k 'payment_naive and worker_kill' "
     "(pytest's -k expression).",
 )
+
+
+def folder_option(*names: str, **more: Any) -> Callable[[F], F]:
+    """An option naming a folder, read as a Path (None when not given and no default)."""
+    more.setdefault("default", None)
+    return click.option(*names, type=click.Path(file_okay=False, path_type=Path), **more)
 
 
 def installer(n8n_version: str) -> Installer:

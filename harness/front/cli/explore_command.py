@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from harness.errors import HarnessError
-from harness.front.cli.common import console, fail, installer, warn
+from harness.front.cli.common import console, fail, folder_option, installer, warn
 from harness.stack.install import DEFAULT_N8N_VERSION
 
 if TYPE_CHECKING:
@@ -18,11 +18,9 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.option(
+@folder_option(
     "--workflows",
     "workflows_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
     help="Folder of workflows, one sub-folder each with manifest.json (default: the bundled).",
 )
 @click.option("--budget-cases", type=int, default=None, help="Run at most N cases in all.")
@@ -36,17 +34,13 @@ if TYPE_CHECKING:
 )
 @click.option("--workers", type=int, default=2, show_default=True)
 @click.option("--n8n-version", default=DEFAULT_N8N_VERSION, show_default=True)
-@click.option(
+@folder_option(
     "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
     help="Where explorations are cached, by the hash of the workflow's folder, the n8n "
     "version, the workers and the harness version (default: N8N_CHAOS_CACHE/explore).",
 )
-@click.option(
+@folder_option(
     "--alluredir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
     help="Also write each workflow's exploration as an Allure result (the node strip, a step "
     "per probe) for `n8n-chaos report --results DIR`.",
 )

@@ -11,7 +11,7 @@ import click
 from rich.markup import escape
 
 from harness.errors import HarnessError
-from harness.front.cli.common import console, fail
+from harness.front.cli.common import console, fail, folder_option
 from harness.front.options import click_options
 from harness.stack.install import DEFAULT_N8N_VERSION
 
@@ -32,9 +32,8 @@ from harness.stack.install import DEFAULT_N8N_VERSION
     metavar="NAME",
     help="Only this probe (repeatable; default every registered probe).",
 )
-@click.option(
+@folder_option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
     default=Path("findings"),
     show_default=True,
     help="Where findings.json and findings.md go (the stacks' run folders go under it too).",
@@ -46,10 +45,8 @@ from harness.stack.install import DEFAULT_N8N_VERSION
     "run's: e.g. a new probe joining a committed report.",
 )
 @click.option("--workers", type=click.IntRange(min=2), default=2, show_default=True)
-@click.option(
+@folder_option(
     "--alluredir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
     help="Also write each probe's answer per version as an Allure result (suite 'findings') "
     "for `n8n-chaos report --results DIR`.",
 )

@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 
 from harness.errors import HarnessError
-from harness.front.cli.common import console, fail, installer, keyword_option, warn
+from harness.front.cli.common import console, fail, folder_option, installer, keyword_option, warn
 from harness.front.cli.stack_count import keyword_selects
 from harness.front.options import click_options
 from harness.stack.install import DEFAULT_N8N_VERSION
@@ -78,19 +78,17 @@ def schema(project: bool) -> None:
 
 
 @click.command()
-@click.option(
+@folder_option(
     "--results",
     "results",
     multiple=True,
-    type=click.Path(file_okay=False, path_type=Path),
     help="An Allure results folder a run wrote (`run --alluredir`); repeat it to merge "
     "several (one per CI shard) into one report. Default: allure-results.",
 )
-@click.option(
+@folder_option(
     "--out",
     default="allure-report",
     show_default=True,
-    type=click.Path(file_okay=False, path_type=Path),
     help="Where the report goes (one self-contained index.html, and history/ for the next).",
 )
 @click.option(
@@ -124,11 +122,9 @@ def report(results: tuple[Path, ...], out: Path, history: Path | None) -> None:
 
 @click.command()
 @click.argument("case")
-@click.option(
+@folder_option(
     "--runs",
     "runs_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
     help="The runs folder (or one run's folder) to look in (default: N8N_CHAOS_RUNS, "
     "else ./.n8n-chaos/runs).",
 )

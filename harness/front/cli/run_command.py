@@ -19,7 +19,7 @@ from harness.front.cli.stack_count import (
     warm_stack_to_attach,
     xdist_in,
 )
-from harness.front.options import JOBS_FLAGS, click_options, for_command, pytest_args
+from harness.front.options import JOBS_FLAGS, ChaosOptions, click_options
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
@@ -63,13 +63,14 @@ def run(
     verdict, a stack that did not come up, a bad input). The verdicts of the run are in
     verdicts.json in its run directory.
     """
-    case_ids = _check_inputs(values)
-    stacks = _stacks(jobs, values, ctx.args, cases_selected(case_ids, keyword))
-    argv = pytest_argv(values, keyword, alluredir, stacks.count if stacks else 1, ctx.args)
+    options = ChaosOptions.of(values, alluredir=alluredir)
+    case_ids = _check_inputs(options)
+    stacks = _stacks(jobs, options, ctx.args, cases_selected(case_ids, keyword))
+    argv = pytest_argv(options, keyword, stacks.count if stacks else 1, ctx.args)
     sys.exit(_pytest_with_verdicts(argv, stacks))
 
 
-def _check_inputs(values: dict[str, Any]) -> list[str]:
+def _check_inputs(options: ChaosOptions) -> list[str]:
     """The ids of the matrix's cases. Bad workflows, manifests, shards: one line naming the
     fix, before pytest and any stack start. Neither harness.front.plugin nor the suite is imported
     here: pytest loads them in this process (_pytest_with_verdicts); a module imported
@@ -78,21 +79,17 @@ def _check_inputs(values: dict[str, Any]) -> list[str]:
     from harness.matrix.cases import matrix_of
     from harness.matrix.sharding import parse_shard
     from harness.stack.n8n import check_timings
-    from harness.workflow.manifest import BUNDLED_WORKFLOWS
 
     try:
-        check_timings(values["n8n_timings"])
-        if values["shard"] is not None:
-            parse_shard(values["shard"])
+        check_timings(options.n8n_timings)
+        if options.shard is not None:
+            parse_shard(options.shard)
         cases, _ = matrix_of(
-            values["workflows_dir"] or BUNDLED_WORKFLOWS,
-            repeat=values["repeat"],
-            workers=values["workers"],
-            on_warning=warn,
+            options.workflows, repeat=options.repeat, workers=options.workers, on_warning=warn
         )
     except HarnessError as exc:
         fail(exc)
-    for path in values["shard_timings"]:
+    for path in options.shard_timings:
         if not path.is_file():
             fail(
                 ConfigError(
@@ -104,18 +101,18 @@ def _check_inputs(values: dict[str, Any]) -> list[str]:
 
 
 def _stacks(
-    jobs: int | None, values: dict[str, Any], extra: list[str], cases: int | None
+    jobs: int | None, options: ChaosOptions, extra: list[str], cases: int | None
 ) -> StackChoice | None:
     """-j N as given, else the machine's choice; None when pytest's own -n decides."""
     if jobs is not None:
         return StackChoice(jobs, f"-j {jobs}")
     if xdist_in(extra) is not None:
         return None
-    return choose_stacks(this_machine(), warm_stack_to_attach(values), cases)
+    return choose_stacks(this_machine(), warm_stack_to_attach(options), cases)
 
 
 def pytest_argv(
-    values: dict[str, Any], keyword: str | None, alluredir: str, stacks: int, extra: list[str]
+    options: ChaosOptions, keyword: str | None, stacks: int, extra: list[str]
 ) -> list[str]:
     """The pytest command line of a run: every declared option given is handed on by its
     pytest flag (harness.front.options), then the arguments `run` does not know."""
@@ -128,13 +125,13 @@ def pytest_argv(
         str(importlib.util.find_spec("harness.front.suite").origin),  # type: ignore[union-attr]
         "-p",
         "no:cacheprovider",
-        f"--alluredir={alluredir}",
+        f"--alluredir={options.alluredir}",
     ]
     if keyword:
         argv += ["-k", keyword]
     if stacks > 1:
         argv += ["-n", str(stacks)]
-    argv += pytest_args(values, for_command("run"))
+    argv += options.pytest_args()
     # Only the plugins the suite needs: other pytest plugins of the environment (hypothesis,
     # schemathesis, ...) cost seconds of start-up that a one-case rerun on a warm stack
     # must not pay. PYTEST_DISABLE_PLUGIN_AUTOLOAD= (empty) loads every installed one.
@@ -161,12 +158,12 @@ def _pytest_with_verdicts(argv: list[str], stacks: StackChoice | None) -> int:
 
     import pytest
 
-    from harness.terminal.summary import run_exit_code
+    from harness.terminal.summary import SUMMARY_FLAG, run_exit_code
 
     plugins: list[object] = [_StacksHeader(stacks)] if stacks is not None else []
     with tempfile.TemporaryDirectory(prefix="n8n-chaos-verdicts-") as tmp:
         summary = Path(tmp) / "verdicts.json"
         # In this process: a second interpreter's start-up (imports of the harness, its
         # libraries and pytest) costs about a second of CPU on every one-case rerun.
-        status = pytest.main([*argv[3:], f"--chaos-summary={summary}"], plugins=plugins)
+        status = pytest.main([*argv[3:], f"{SUMMARY_FLAG}={summary}"], plugins=plugins)
         return int(run_exit_code(status, summary))

@@ -8,20 +8,18 @@ import signal
 import sys
 import threading
 import time
-from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.markup import escape
 
 from harness.errors import HarnessError
 from harness.front.cli.common import console, fail, installer, pairs
-from harness.front.options import click_options
+from harness.front.options import ChaosOptions, click_options
 from harness.stack.provider import ProviderSettings
 from harness.stack.run import default_runs_root
-from harness.stack.stack import Stack, StackConfig
-from harness.workflow.manifest import BUNDLED_WORKFLOWS, workflows_env
+from harness.stack.stack import Stack
 
 if TYPE_CHECKING:
     from harness.front.attach import Serving
@@ -93,21 +91,13 @@ def install(n8n_version: str, template: bool) -> None:
     "--keep", is_flag=True, help="On a failed start, leave the run's data for inspection."
 )
 def up(
-    n8n_version: str,
-    workers: int,
-    webhook_processor: bool,
-    n8n_timings: str,
-    ready_timeout: float,
-    fresh_db: bool,
-    backend: Literal["native", "compose"],
-    n8n_image: str | None,
     upstreams: tuple[str, ...],
     n8n_env: tuple[str, ...],
     main_port: int | None,
     with_provider: bool,
     provider_key_ttl: float,
     keep: bool,
-    workflows_dir: Path | None,
+    **values: Any,
 ) -> None:
     """Start a stack and keep it running until Ctrl-C or `n8n-chaos down`.
 
@@ -116,25 +106,15 @@ def up(
     run is forked from it); see README, "One case at your desk".
     """
     try:
-        # The $env and $vars of the workflows it will run, as a run's own stack has them.
-        env, variables = workflows_env(workflows_dir or BUNDLED_WORKFLOWS)
-        config = StackConfig(
-            workers=workers,
-            webhook_processor=webhook_processor,
-            n8n_version=n8n_version,
-            n8n_timings=n8n_timings,
+        # Shaped as a run's own stack is, with the $env and $vars of the workflows it will run.
+        config = ChaosOptions.of(values).stack_config(
             upstreams=pairs(upstreams, "--upstream"),
-            n8n_env={**env, **pairs(n8n_env, "--n8n-env")},
-            variables=variables,
+            n8n_env=pairs(n8n_env, "--n8n-env"),
             main_port=main_port,
-            ready_timeout_s=ready_timeout,
             provider=ProviderSettings(key_ttl_s=provider_key_ttl) if with_provider else None,
-            db_template=not fresh_db,
-            backend=backend,
-            n8n_image=n8n_image,
         )
         config.validate()  # bad input: one line before anything is installed or started
-        inst = installer(n8n_version).install()
+        inst = installer(config.n8n_version).install()
         with console.status("starting the stack") as status:
             stack = Stack.start(
                 inst, config, progress=lambda m: status.update(m), keep_on_failure=keep

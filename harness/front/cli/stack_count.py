@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.errors import ConfigError
-from harness.front.options import XDIST_FLAGS
+from harness.front.options import XDIST_FLAGS, ChaosOptions
 
 # What one stack takes at its peak (n8n main + 2 workers, Postgres, Redis, Toxiproxy, the
 # provider, the pytest worker): bench/matrix.py measured 2.5 GB for one stack and 4.7 GB for
@@ -120,33 +118,20 @@ def xdist_in(args: list[str]) -> str | None:
     return None
 
 
-def warm_stack_to_attach(values: Mapping[str, Any]) -> Path | None:
+def warm_stack_to_attach(options: ChaosOptions) -> Path | None:
     """The run folder of the `up` stack this run's session would attach to (as
     harness.front.attach.attach_for_session decides it), else None."""
-    if values.get("no_attach"):
+    if options.no_attach:
         return None
-    if values.get("attach_dir") is not None:
-        return Path(values["attach_dir"])
+    if options.attach_dir is not None:
+        return options.attach_dir
     from harness.front.attach import STATE_FILE, config_shape, live_stacks, shape_differences
     from harness.stack.run import default_runs_root
-    from harness.stack.stack import StackConfig
-    from harness.workflow.manifest import BUNDLED_WORKFLOWS, workflows_env
 
-    runs_dir = values.get("runs_dir")
-    live = live_stacks(Path(runs_dir) if runs_dir else default_runs_root())
+    live = live_stacks(options.runs_dir or default_runs_root())
     if not live:
         return None
-    env, variables = workflows_env(values["workflows_dir"] or BUNDLED_WORKFLOWS)
-    wanted = StackConfig(
-        workers=values["workers"],
-        webhook_processor=bool(values["webhook_processor"]),
-        n8n_version=values["n8n_version"],
-        backend=values["backend"],
-        n8n_image=values["n8n_image"],
-        n8n_timings=values["n8n_timings"],
-        n8n_env=env,
-        variables=variables,
-    )
+    wanted = options.stack_config()
     try:
         shape = json.loads((live[0] / STATE_FILE).read_text()).get("shape", {})
     except (OSError, ValueError):

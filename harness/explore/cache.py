@@ -96,12 +96,19 @@ class CacheKey:
 
 
 def cache_key(
-    workflow: str, folder: Path, n8n_version: str, workers: int, harness: str | None = None
+    workflow: str,
+    folder: Path,
+    n8n_version: str,
+    workers: int,
+    harness: str | None = None,
+    ledger_sql: str | None = None,
 ) -> CacheKey:
     return CacheKey(
         workflow,
         {
             "workflow_folder": folder_sha256(folder),
+            # A schema shared from outside the folder (``../_ledgers/``), as the manifest made it.
+            "ledger": hashlib.sha256((ledger_sql or "").encode()).hexdigest(),
             "n8n": n8n_version,
             "workers": str(workers),
             "harness": harness or harness_version(),

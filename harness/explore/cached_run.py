@@ -28,7 +28,11 @@ class CachedRun:
             return None
         if workflow.name not in self._keys:
             self._keys[workflow.name] = cache_key(
-                workflow.name, workflow.directory, self.n8n_version, self.workers
+                workflow.name,
+                workflow.directory,
+                self.n8n_version,
+                self.workers,
+                ledger_sql=workflow.ledger_schema_sql,
             )
         return self._keys[workflow.name]
 

@@ -34,8 +34,10 @@ def test_the_key_changes_with_the_workflow_its_manifest_n8n_and_the_harness(fold
         cache_key("stripe_naive", folder, "2.33.7", 2, harness="0.1.0+src.a"),
         cache_key("stripe_naive", folder, "2.40.7", 3, harness="0.1.0+src.a"),
         cache_key("stripe_naive", folder, "2.40.7", 2, harness="0.1.0+src.b"),
+        # a shared ledger schema (../_ledgers/) edited outside the folder
+        cache_key("stripe_naive", folder, "2.40.7", 2, harness="0.1.0+src.a", ledger_sql="X"),
     ]
-    assert len({base.sha256, *(k.sha256 for k in others)}) == 4
+    assert len({base.sha256, *(k.sha256 for k in others)}) == 5
     before = folder_sha256(folder)
     (folder / ".DS_Store").write_text("editor litter")  # hidden files do not count
     assert folder_sha256(folder) == before

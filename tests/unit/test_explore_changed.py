@@ -15,6 +15,7 @@ from harness.errors import ConfigError, InstallError
 from harness.explore.cache import ExploreCache, cache_key
 from harness.explore.changed import changed_folders
 from harness.front.cli import main
+from harness.front.cli.explore_command import only_changed
 from harness.workflow.manifest import BUNDLED_WORKFLOWS, load_manifest
 
 IDENTITY = {
@@ -99,3 +100,14 @@ def test_explore_changed_since_picks_the_changed_workflows(
     assert load_manifest(folder).name == "stripe_naive"
     bad = CliRunner().invoke(main, [*base, "--changed-since", "v9"])
     assert bad.exit_code == 2 and "--changed-since v9: no such commit" in bad.output
+
+
+def test_a_change_in_a_shared_folder_picks_every_workflow(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflows = repo / "workflows"
+    loaded = [load_manifest(workflows / name) for name in ("payment_naive", "stripe_naive")]
+    (workflows / "_ledgers").mkdir()  # a schema the manifests may share (../_ledgers/)
+    (workflows / "_ledgers" / "charge.sql").write_text("CREATE TABLE IF NOT EXISTS {prefix}_t ();")
+    assert only_changed(loaded, workflows, "HEAD") == loaded
+    assert "2 of 2 workflow(s) (shared _ledgers changed: all of them)" in capsys.readouterr().out

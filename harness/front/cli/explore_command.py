@@ -170,7 +170,12 @@ def only_changed(
     from harness.explore.changed import changed_folders
 
     touched = changed_folders(root, ref)
-    picked = [w for w in workflows if w.directory is not None and w.directory.name in touched]
+    # A shared folder (``_ledgers/``: discovery skips ``_`` folders) may serve any workflow.
+    shared = sorted(t for t in touched if t.startswith("_"))
+    picked = [
+        w for w in workflows if w.directory is not None and (shared or w.directory.name in touched)
+    ]
     names = ", ".join(w.name for w in picked) or "none"
-    click.echo(f"changed since {ref}: {len(picked)} of {len(workflows)} workflow(s): {names}")
+    why = f" (shared {', '.join(shared)} changed: all of them)" if shared else ""
+    click.echo(f"changed since {ref}: {len(picked)} of {len(workflows)} workflow(s){why}: {names}")
     return picked

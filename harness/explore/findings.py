@@ -8,28 +8,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.engine.crashpoints.explore_boundary import STRIKE_KINDS
 from harness.explore.boundary import Boundary
 from harness.explore.explorer import Exploration, Outcome
 from harness.explore.plan import Probe
-
-# The matrix's case that strikes the same window when the boundary is the first effect
-# request: `n8n-chaos run -k` runs it again.
-MATRIX_POINT = {
-    "after_commit": "retry-worker_kill-after_commit",
-    "before_send": "retry-worker_kill-before_send",
-    "after_response": "retry-worker_kill-after_response",
-    "response_drop": "retry-response_drop-none",
-    "commit_then_5xx": "retry-provider_5xx-none",
-}  # the repeats: no matrix case strikes there; exploration runs them again
-STRIKE_WORDS = {
-    "after_commit": "killing the worker after the provider committed",
-    "before_send": "killing the worker while the request was held before any commit",
-    "after_response": "killing the worker after the answer to",
-    "response_drop": "dropping the answer (committed, connection closed) to",
-    "repeat_at_commit": "delivering the same event again while the provider held the committed",
-    "repeat_before_commit": "delivering the same event again while the provider held, uncommitted,",
-    "commit_then_5xx": "answering HTTP 500 after committing",
-}
+from harness.matrix.cases import scenario_id
 
 
 def boundary_sentence(probe: Probe) -> str:
@@ -40,12 +23,9 @@ def boundary_sentence(probe: Probe) -> str:
     r = b.request
     assert r is not None
     what = f"request {r.effect_index} {r.route} of node {r.node!r}"
+    head = f"{STRIKE_KINDS[probe.strike].words} {what}"
     if probe.strike == "after_response":
-        head = f"{STRIKE_WORDS['after_response']} {what} reached it"
-    elif probe.strike in ("response_drop", "commit_then_5xx"):
-        head = f"{STRIKE_WORDS[probe.strike]} {what}"
-    else:
-        head = f"{STRIKE_WORDS[probe.strike]} {what}"
+        head += " reached it"
     after = f" and before {b.before_node!r} ran" if b.before_node else " (its last node)"
     return head + after
 
@@ -87,9 +67,9 @@ def reproduction(outcome: Outcome, matrix_ids: Iterable[str], workflows_arg: str
     window, else exploration of that one probe."""
     b = outcome.probe.boundary
     if b.request is not None and b.request.effect_index == 1:
-        point = MATRIX_POINT.get(outcome.probe.strike)
-        case_id = f"{outcome.probe.workflow}-{point}"
-        if point is not None and case_id in set(matrix_ids):
+        same = STRIKE_KINDS[outcome.probe.strike].matrix
+        case_id = f"{outcome.probe.workflow}-{scenario_id(*same)}" if same else None
+        if case_id in set(matrix_ids):
             return f"n8n-chaos run {workflows_arg}-k {case_id}".replace("  ", " ")
     return f"n8n-chaos explore {workflows_arg}--only {outcome.probe.selector}".replace("  ", " ")
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from harness.engine.crashpoints.explore_boundary import (
-    STRIKE_FAULT,
+    STRIKE_KINDS,
     STRIKES,
     Strike,
     crashpoint_name,
@@ -42,7 +42,7 @@ class Probe:
 
     @property
     def fault(self) -> str:
-        return STRIKE_FAULT[self.strike]
+        return STRIKE_KINDS[self.strike].fault
 
     @property
     def selector(self) -> str:

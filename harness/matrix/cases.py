@@ -39,6 +39,11 @@ CAUGHT = frozenset({Verdict.DUPLICATE, Verdict.LOST})
 AT_MOST_ONCE = frozenset({Verdict.PASS, Verdict.LOST, Verdict.NOT_DONE, Verdict.UNRECONCILED})
 
 
+def scenario_id(delivery: str, fault: str, crashpoint: str) -> str:
+    """A scenario's id, e.g. ``retry-worker_kill-after_commit`` (``none``: no crash point)."""
+    return f"{delivery}-{fault}-{crashpoint}"
+
+
 @dataclass(frozen=True)
 class Scenario:
     delivery: str
@@ -65,7 +70,7 @@ class Scenario:
 
     @property
     def id(self) -> str:
-        return f"{self.delivery}-{self.fault}-{self.crashpoint}"
+        return scenario_id(self.delivery, self.fault, self.crashpoint)
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import suppress
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal, get_args
 
 from fake_providers.payment import (
@@ -65,15 +66,49 @@ Strike = Literal[
     "commit_then_5xx",
 ]
 STRIKES: tuple[Strike, ...] = get_args(Strike)
-# The fault each strike runs with (response_drop is the provider's doing, no fault beside it).
-STRIKE_FAULT: dict[Strike, str] = {
-    "after_commit": "worker_kill",
-    "response_drop": "no_fault",
-    "before_send": "worker_kill",
-    "after_response": "worker_kill",
-    "repeat_at_commit": "no_fault",
-    "repeat_before_commit": "no_fault",
-    "commit_then_5xx": "no_fault",
+
+
+@dataclass(frozen=True)
+class StrikeKind:
+    """What a strike is: the fault it runs with (response_drop is the provider's doing, no
+    fault beside it), how a finding says it, and the matrix's (delivery, fault, crash point)
+    that strikes the same window at a workflow's first effect request (None: no case does)."""
+
+    fault: str
+    words: str
+    matrix: tuple[str, str, str] | None = None
+
+
+STRIKE_KINDS: dict[Strike, StrikeKind] = {
+    "after_commit": StrikeKind(
+        "worker_kill",
+        "killing the worker after the provider committed",
+        ("retry", "worker_kill", "after_commit"),
+    ),
+    "response_drop": StrikeKind(
+        "no_fault",
+        "dropping the answer (committed, connection closed) to",
+        ("retry", "response_drop", "none"),
+    ),
+    "before_send": StrikeKind(
+        "worker_kill",
+        "killing the worker while the request was held before any commit",
+        ("retry", "worker_kill", "before_send"),
+    ),
+    "after_response": StrikeKind(
+        "worker_kill",
+        "killing the worker after the answer to",
+        ("retry", "worker_kill", "after_response"),
+    ),
+    "repeat_at_commit": StrikeKind(
+        "no_fault", "delivering the same event again while the provider held the committed"
+    ),
+    "repeat_before_commit": StrikeKind(
+        "no_fault", "delivering the same event again while the provider held, uncommitted,"
+    ),
+    "commit_then_5xx": StrikeKind(
+        "no_fault", "answering HTTP 500 after committing", ("retry", "provider_5xx", "none")
+    ),
 }
 # Strikes the provider's answer does alone, planted for request N's attempt only.
 ANSWER_FAULTS: dict[Strike, FaultKind] = {

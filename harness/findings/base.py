@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from harness.engine.registry import Registry
 from harness.errors import HarnessBug
-from harness.findings.window import Held, hold_after_commit
+from harness.findings.window import SENDER_S, Held, hold_after_commit
 from harness.findings.workflows import charge_workflow
 from harness.findings.world import ProbeWorld
 
@@ -128,11 +128,17 @@ class ProbeBase:
         """The judge's answer from the evidence now (with ``extra``), checked."""
         return checked(self, self.judge(world.evidence(self.needles, **extra)))
 
-    def run_held(self, stack: Stack, strike: Callable[[ProbeWorld, Held], Answer]) -> Answer:
-        """Deploy, send, hold the charge after its commit (``hold_after_commit``) and
-        ``strike``; or UNDETERMINED with why the window was not reached."""
+    def run_held(
+        self,
+        stack: Stack,
+        strike: Callable[[ProbeWorld, Held], Answer],
+        sender_s: float = SENDER_S,
+    ) -> Answer:
+        """Deploy, send (the sender waits ``sender_s``), hold the charge after its commit
+        (``hold_after_commit``) and ``strike``; or UNDETERMINED with why the window was not
+        reached."""
         with self.world(stack) as world:
-            held = hold_after_commit(world)
+            held = hold_after_commit(world, sender_s)
             return self.missed(world, held) if isinstance(held, str) else strike(world, held)
 
 

@@ -14,6 +14,7 @@ from harness.findings.world import ProbeWorld, Sender
 REACH_S = 60.0  # the charge request reaches the provider
 FIND_S = 30.0  # the running execution and its worker are seen
 HOLD_S = 300.0  # the provider's own hold limit: beyond any probe's strike
+SENDER_S = 150.0  # the probe sender's own timeout: how long the caller waits is measured
 SETTLE_S = 90.0  # lock (5 s) + two stall sweeps (5 s each) + n8n's own recheck (up to 30 s)
 
 
@@ -48,10 +49,11 @@ class Held:
         return killed_at, kill_proof, world.status(self.execution_id)
 
 
-def hold_after_commit(world: ProbeWorld) -> Held | str:
-    """Send the delivery and hold it after the commit; or why the window was not reached."""
+def hold_after_commit(world: ProbeWorld, sender_s: float = SENDER_S) -> Held | str:
+    """Send the delivery (the sender waits ``sender_s``) and hold it after the commit; or why
+    the window was not reached."""
     barrier = world.provider.arm_barrier(None, ProviderPoint.COMMITTED, HOLD_S, reference=world.key)
-    sender = world.send()
+    sender = world.send(sender_s)
     if not world.wait_for(
         "the charge to be committed and held", lambda: barrier.info().reached, REACH_S
     ):

@@ -61,7 +61,7 @@ class Sender:
     """One webhook delivery in the background: what the sender saw, and when."""
 
     def __init__(self, timeline: Timeline, url: str, body: dict[str, Any], timeout_s: float):
-        self.timeline = timeline
+        self.timeline, self.timeout_s = timeline, timeout_s
         self.result: dict[str, Any] = {"url": url, "sent_at": timeline.now()}
         self._thread = threading.Thread(
             target=self._send, args=(url, body, timeout_s), daemon=True, name="probe-sender"

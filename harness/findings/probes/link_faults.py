@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import loopback
 from harness.engine.faults.base import FaultContext, get_fault, known_faults
-from harness.engine.faults.toxic_link import ToxicLink
+from harness.engine.faults.toxic_link import ToxicLink, stall_detection_s
 from harness.engine.journal import Journal
 from harness.errors import HarnessError
 from harness.findings import evidence as ev
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from harness.stack.stack import Stack
 
 SETTLE_S = 120.0  # after the heal: the row finishes (a stall sweep, n8n's recheck)
-SENDER_S = 150.0  # the probe sender's own timeout: how long the caller waits is measured
 AFTER_S = 60.0  # the delivery after the heal is answered
 HEALTH_TIMEOUT_S = 2.0
 WHO = {
@@ -74,7 +73,11 @@ class LinkFaultProbe(ProbeBase):
     )
 
     def run(self, stack: Stack) -> Answer:
-        return self.run_held(stack, self._strike)
+        # The caller waits out the fault and AFTER_S more: longer is the same "no answer".
+        fault = get_fault(self.name)
+        assert isinstance(fault, ToxicLink)
+        hold = fault.hold_s or stall_detection_s(stack.config)
+        return self.run_held(stack, self._strike, sender_s=hold + AFTER_S)
 
     def _strike(self, world: ProbeWorld, held: Held) -> Answer:
         fault = get_fault(self.name)
@@ -101,7 +104,7 @@ class LinkFaultProbe(ProbeBase):
         heals = [e for e in ctx.journal.entries if e.kind == "fault.heal"]
         execution = held.execution_id
         world.wait_finished("the row to finish after the heal", execution, SETTLE_S)
-        world.wait_for("the sender's answer", held.sender.done, SENDER_S)
+        world.wait_for("the sender's answer", held.sender.done, held.sender.timeout_s + 5)
         after_key = f"{world.key}-after"
         assert world.deployed.webhook_url is not None
         after = Sender(world.timeline, world.deployed.webhook_url, {"key": after_key}, AFTER_S)

@@ -196,9 +196,12 @@ class N8nProcess:
     def pid(self) -> int | None:
         return self.process.pid
 
+    @property
+    def readiness_url(self) -> str:
+        return f"{self.base_url}/healthz/readiness"
+
     def readiness(self) -> Readiness:
-        url = f"{self.base_url}/healthz/readiness"
-        return Readiness(self.name, partial(loopback.answers_ok, url), self.process)
+        return Readiness(self.name, partial(loopback.answers_ok, self.readiness_url), self.process)
 
     def start(self) -> None:
         self.process.start()

@@ -148,20 +148,24 @@ class ToxicLink(NoAction):
             check_link(name)
         check_hold(self.hold_s)
 
+    def hold(self, config: StackConfig) -> float:
+        """How long the fault is held on a stack of ``config``: its own hold, else the
+        stack's stall detection time."""
+        return self.hold_s or stall_detection_s(config)
+
     def inject(self, ctx: FaultContext) -> None:
         proxies = [p for name in self.links for p in resolve(ctx, name)]  # first: no target
         self._log_marks = {p.name: p.process.log_size() for p in ctx.stack.n8n_processes}
-        toxics = [self.toxic]
+        toxics = {"": self.toxic}  # by the suffix of their names, in the order they go on
         if self.toxic.type == "timeout":  # the close waits behind the latency (see above)
-            toxics.insert(0, slow(HOLD_CLOSE_MS, self.toxic.streams))
+            toxics = {"_hold": slow(HOLD_CLOSE_MS, self.toxic.streams), **toxics}
         for proxy in proxies:
-            for toxic in toxics:
+            for suffix, toxic in toxics.items():
                 for stream in toxic.streams:
                     added = proxy.add_toxic(
                         toxic.type,
                         stream=stream,
-                        name=f"chaos_{self.name}_{stream}"
-                        + ("_hold" if toxic is not self.toxic else ""),
+                        name=f"chaos_{self.name}_{stream}{suffix}",
                         **toxic.attributes,
                     )
                     self._added.append((proxy, added.name))
@@ -173,7 +177,7 @@ class ToxicLink(NoAction):
         self._held_at_inject = self._sockets(ctx, proxies)
         if listed:
             self._facts.append(f"Toxiproxy listed {', '.join(listed)}")
-        self.duration_s = self.hold_s or stall_detection_s(ctx.stack.config)
+        self.duration_s = self.hold(ctx.stack.config)
         ctx.journal.record(
             "fault.inject",
             self.name,

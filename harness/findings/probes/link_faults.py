@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import loopback
 from harness.engine.faults.base import FaultContext, get_fault, known_faults
-from harness.engine.faults.toxic_link import ToxicLink, stall_detection_s
+from harness.engine.faults.toxic_link import ToxicLink
 from harness.engine.journal import Journal
 from harness.errors import HarnessError
 from harness.findings import evidence as ev
@@ -73,15 +73,17 @@ class LinkFaultProbe(ProbeBase):
     )
 
     def run(self, stack: Stack) -> Answer:
-        # The caller waits out the fault and AFTER_S more: longer is the same "no answer".
         fault = get_fault(self.name)
         assert isinstance(fault, ToxicLink)
-        hold = fault.hold_s or stall_detection_s(stack.config)
-        return self.run_held(stack, self._strike, sender_s=hold + AFTER_S)
+        # The caller waits out the fault and AFTER_S more: longer is the same "no answer".
+        return self.run_held(
+            stack,
+            lambda world, held: self._strike(world, held, fault),
+            sender_s=fault.hold(stack.config) + AFTER_S,
+        )
 
-    def _strike(self, world: ProbeWorld, held: Held) -> Answer:
-        fault = get_fault(self.name)
-        assert isinstance(fault, ToxicLink) and world.deployed is not None
+    def _strike(self, world: ProbeWorld, held: Held, fault: ToxicLink) -> Answer:
+        assert world.deployed is not None
         ctx = FaultContext(world.stack, Journal(), world.key, target_worker=held.worker)
         observed: dict[str, Any] = {"fault": _what(fault), "health": []}
         try:
@@ -127,8 +129,9 @@ class LinkFaultProbe(ProbeBase):
         answers: dict[str, Any] = {"at": world.timeline.now()}
         for proc in world.stack.n8n_processes:
             try:
-                url = f"{proc.base_url}/healthz/readiness"
-                answers[proc.name] = loopback.get(url, timeout=HEALTH_TIMEOUT_S).status_code
+                answers[proc.name] = loopback.get(
+                    proc.readiness_url, timeout=HEALTH_TIMEOUT_S
+                ).status_code
             except Exception as exc:  # no answer is an answer
                 answers[proc.name] = type(exc).__name__
         return answers

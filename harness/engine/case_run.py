@@ -98,8 +98,11 @@ class CaseRun:
     def ledger_dsn(self) -> str:
         return self.stack.ledger_dsn
 
-    def proxy(self, name: str) -> Proxy:
-        return self.stack.proxies[name]
+    def write_links(self, worker: int) -> list[Proxy]:
+        return [
+            self.stack.worker_upstream_proxy(worker, "postgres"),
+            self.stack.proxies["ledger_postgres"],
+        ]
 
     @contextmanager
     def keys_expired(self) -> Iterator[None]:
@@ -315,7 +318,8 @@ class CaseRun:
         workers = {w for w in map(self.stack.worker_running, running) if w is not None}
         if len(workers) < 2:
             return running_it
-        ports = {w: self.stack.listen_ports.get(f"worker{w}_{PROVIDER_UPSTREAM}") for w in workers}
+        names = {w: f"{self.stack.workers[w].name}_{PROVIDER_UPSTREAM}" for w in workers}
+        ports = {w: self.stack.listen_ports.get(name) for w, name in names.items()}
         talking = [w for w, port in ports.items() if port is not None and established_to(port)]
         if len(talking) != 1:
             return running_it

@@ -88,8 +88,9 @@ class CaseWorld(Protocol):
     @property
     def ledger_dsn(self) -> str: ...
 
-    def proxy(self, name: str) -> Proxy:
-        """A Toxiproxy link of the stack (``worker0_postgres``, ``ledger_postgres``, ...)."""
+    def write_links(self, worker: int) -> list[Proxy]:
+        """The Toxiproxy links a worker (by index) writes its results through: its own link
+        to n8n's Postgres and the ledger's."""
         ...
 
     # -- sending ------------------------------------------------------------------------

@@ -117,7 +117,7 @@ def new_key(case_id: str) -> str:
 
 def reset_stack(stack: Stack) -> None:
     """Undo whatever an earlier case may have left: toxics, links, processes, provider plan."""
-    stack.toxiproxy.reset()
+    stack.reset_links()
     stack.revive()
     provider = stack.require_provider()
     provider.control.clear_faults()

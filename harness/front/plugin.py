@@ -373,9 +373,10 @@ def _session_stack(
         stack_config.run_dir.parent.mkdir(parents=True, exist_ok=True)
         point_latest(stack_config.run_dir.parent)
     attached = _attached_stack(config, installation, stack_config) if attach else None
-    stack = attached or Stack.start(
-        installation, stack_config, progress=lambda m: _reporter_line(config, m)
-    )
+    # A stack of its own keeps a worker booted ahead (harness.stack.spare); one others
+    # attach to does not: their resets would let it go.
+    own = dataclasses.replace(stack_config, spare_worker=stack_config.backend == "native")
+    stack = attached or Stack.start(installation, own, progress=lambda m: _reporter_line(config, m))
     if stack_config.run_dir is None and _RUN_DIR not in config.stash:
         config.stash[_RUN_DIR] = stack.run.run_dir
     _reporter_line(

@@ -44,9 +44,10 @@ from harness.stack.ports import HOST, collect_ports, ensure_free, free_port, rel
 from harness.stack.postgres import PostgresServer
 from harness.stack.process import ManagedProcess
 from harness.stack.provider import ProviderServer, ProviderSettings
-from harness.stack.readiness import Service, wait_all_ready
+from harness.stack.readiness import Service, wait_all_ready, wait_ready
 from harness.stack.redis import RedisServer
 from harness.stack.run import RunContext
+from harness.stack.spare import PARK_TOXIC, park, unpark
 from harness.stack.template import DatabaseTemplate
 from harness.stack.template import for_stack as template_for_stack
 from harness.stack.toxiproxy import Proxy, ToxiproxyClient
@@ -103,6 +104,9 @@ class StackConfig:
     # Every n8n process sends its outbound HTTP(S) through the run's intercepting proxy
     # (harness.stack.intercept: a process on the host with either backend).
     intercept: bool = True
+    # One more worker booted ahead, its Redis link parked, to take a killed worker's place
+    # (harness.stack.spare); native only, and not for a stack others attach to.
+    spare_worker: bool = False
 
     def validate(self) -> None:
         if self.workers < 1:
@@ -112,6 +116,8 @@ class StackConfig:
         check_timings(self.n8n_timings)
         if self.n8n_image and self.backend != "compose":
             raise ConfigError("--n8n-image needs --backend compose (native runs n8n from npm)")
+        if self.spare_worker and self.backend != "native":
+            raise ConfigError("a spare worker needs the native backend")
         if self.provider is not None and PROVIDER_UPSTREAM in self.upstreams:
             raise ConfigError(
                 f"upstream name {PROVIDER_UPSTREAM!r} is taken by the bundled provider; "
@@ -140,6 +146,9 @@ class Stack:
     main: N8nProcess
     workers: list[N8nProcess]
     webhook: N8nProcess | None
+    # The worker booted ahead with its Redis link parked (harness.stack.spare); not among
+    # n8n_processes: no case and no fault touches it until it takes a worker's place.
+    spare: N8nProcess | None = None
     owner: Owner | None = None
     api: N8nApi | None = None
     ledger_credential_id: str | None = None
@@ -192,11 +201,16 @@ class Stack:
             backing.append(self.provider.process)
         if self.intercept is not None:
             backing.append(self.intercept.process)
-        return backing + [n.process for n in self.n8n_processes]
+        spare = [self.spare.process] if self.spare else []
+        return backing + [n.process for n in self.n8n_processes] + spare
+
+    def link(self, process: N8nProcess, upstream: str) -> Proxy:
+        """The process's own proxy to ``upstream`` (e.g. "redis", "provider")."""
+        return self.proxies[f"{process.name}_{upstream}"]
 
     def upstream_proxies(self, upstream: str) -> list[Proxy]:
         """Every worker's proxy to the named upstream (e.g. "provider")."""
-        return [self.proxies[f"worker{i}_{upstream}"] for i in range(len(self.workers))]
+        return [self.link(w, upstream) for w in self.workers]
 
     def require_provider(self) -> ProviderServer:
         if self.provider is None:
@@ -214,7 +228,34 @@ class Stack:
             if not proc.process.running:
                 proc.restart(self.config.ready_timeout_s)
                 revived.append(f"{proc.name} restarted")
+        if self.spare is not None and not self.spare.process.running:
+            self.boot_spare()
         return revived
+
+    def reset_links(self) -> None:
+        """Every proxy enabled, every toxic gone: the spare's parking stays."""
+        self.toxiproxy.reset(keep=(f"{self.spare.name}_redis", PARK_TOXIC) if self.spare else None)
+
+    def boot_spare(self) -> None:
+        """(Re)start the spare with its Redis link parked; returns without waiting."""
+        assert self.spare is not None
+        self.spare.process.stop()  # reaps a killed one
+        park(self.link(self.spare, "redis"))
+        self.spare.start()
+
+    def replace_worker(self, dead: N8nProcess) -> str:
+        """Put the spare in the dead worker's place (the dead one boots as the next spare),
+        or restart the dead one when there is no live spare; says which, and how long."""
+        spare = self.spare
+        if spare is None or not spare.process.running:
+            took = dead.restart(self.config.ready_timeout_s)
+            return f"{dead.name} restarted, ready in {took:.1f} s"
+        unpark(self.link(spare, "redis"))
+        took = wait_ready(spare.readiness(), self.config.ready_timeout_s)
+        self.workers[self.workers.index(dead)] = spare
+        self.spare = dead
+        self.boot_spare()
+        return f"spare {spare.name} took {dead.name}'s place, ready in {took:.1f} s"
 
     def worker_running(self, execution_id: str) -> int | None:
         """Which worker runs the execution now: the one whose newest unfinished queue job for
@@ -232,7 +273,7 @@ class Stack:
         return n8n_db.execution_rows(self.postgres_dsn, workflow_id, containing)
 
     def worker_upstream_proxy(self, worker_index: int, upstream: str) -> Proxy:
-        return self.proxies[f"worker{worker_index}_{upstream}"]
+        return self.link(self.workers[worker_index], upstream)
 
     # -- bring-up ---------------------------------------------------------------------
     @classmethod
@@ -357,6 +398,11 @@ class Stack:
             {"N8N_DISABLE_PRODUCTION_MAIN_PROCESS": "true"} if config.webhook_processor else {},
         )
         workers = [n8n(f"worker{i}", "worker", free_port(), {}) for i in range(config.workers)]
+        spare = (
+            n8n(f"worker{config.workers}", "worker", free_port(), {})
+            if config.spare_worker
+            else None
+        )
         webhook = n8n("webhook", "webhook", webhook_port, {}) if config.webhook_processor else None
         return cls(
             config=config,
@@ -372,6 +418,7 @@ class Stack:
             main=main,
             workers=workers,
             webhook=webhook,
+            spare=spare,
             intercept=intercept,
         )
 
@@ -422,6 +469,8 @@ class Stack:
             self.timings.update(
                 wait_all_ready([p.readiness() for p in wave], self.config.ready_timeout_s)
             )
+        if self.spare is not None:  # boots beside the rest of the bring-up and the first case
+            self.boot_spare()
         progress("creating the owner, an API key and the ledger credential")
         self.owner = bootstrap_owner(self.main.base_url)
         self.api = N8nApi(self.main.base_url, self.owner.api_key, owner=self.owner)
@@ -558,7 +607,7 @@ def _intercept(
     link to the provider, so one worker's upstream can still be cut alone."""
     if not config.intercept:
         return None
-    names = ["main", *(f"worker{i}" for i in range(config.workers))]
+    names = ["main", *(f"worker{i}" for i in range(config.workers + config.spare_worker))]
     names += ["webhook"] if config.webhook_processor else []
     links = {name: listen.get(f"{name}_{PROVIDER_UPSTREAM}") for name in names}
     return InterceptProxy.for_run(
@@ -584,7 +633,7 @@ def _links(
         "ledger_postgres": postgres,
     }
     links |= {f"main_{name}": address for name, address in upstreams.items()}
-    for i in range(config.workers):
+    for i in range(config.workers + config.spare_worker):
         links |= {f"worker{i}_postgres": postgres, f"worker{i}_redis": redis}
         links |= {f"worker{i}_{name}": address for name, address in upstreams.items()}
     if config.webhook_processor:

@@ -349,9 +349,18 @@ class ToxiproxyClient:
             return str(data.get("version", ""))
         return str(data).strip()
 
-    def reset(self) -> None:
-        """Re-enable every proxy and remove every toxic (``POST /reset``)."""
-        self._call("POST", "/reset")
+    def reset(self, keep: tuple[str, str] | None = None) -> None:
+        """Re-enable every proxy and remove every toxic (``POST /reset``); ``keep``, a
+        (proxy, toxic) pair, stays in place (its proxy is enabled like the others)."""
+        if keep is None:
+            self._call("POST", "/reset")
+            return
+        for name, proxy in (self._call("GET", "/proxies") or {}).items():
+            if not proxy.get("enabled", True):
+                self._call("PATCH", f"/proxies/{name}", {"enabled": True})
+            for toxic in proxy.get("toxics") or []:
+                if (name, toxic["name"]) != keep:
+                    self._call("DELETE", f"/proxies/{name}/toxics/{toxic['name']}")
 
     # -- proxies -----------------------------------------------------------------------------
 

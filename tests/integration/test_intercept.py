@@ -64,7 +64,7 @@ def test_a_mapped_https_host_reaches_the_provider_through_the_workers_listener(
     new = [e for e in intercept.journal()[seen:] if e.host == "api.stripe.com"]
     assert len(new) == 1, intercept.journal()[seen:]
     [entry] = new
-    worker_names = {f"worker{i}" for i in range(len(n8n_stack.workers))}
+    worker_names = {w.name for w in n8n_stack.workers}
     assert (entry.method, entry.scheme, entry.path) == ("POST", "https", "/v1/payment_intents")
     assert entry.outcome == "forwarded" and entry.listener in worker_names
     # The answer is the provider's, not the proxy's: n8n trusted the run's CA and the request

@@ -45,8 +45,8 @@ def echo_workflow(path: str, upstream_path: str = "/echo") -> dict[str, Any]:
 def worker_of(stack: Stack, host_header: str) -> int:
     """Which worker's proxy the upstream request came through."""
     port = int(host_header.rsplit(":", 1)[1])
-    for i in range(len(stack.workers)):
-        if stack.listen_ports[f"worker{i}_echo"] == port:
+    for i, worker in enumerate(stack.workers):
+        if stack.link(worker, "echo").listen_port == port:
             return i
     raise AssertionError(f"request came through {host_header}, not a worker proxy")
 
@@ -82,12 +82,31 @@ def test_webhook_runs_on_a_worker_through_its_proxy(
     assert execution_status(stack, workflow_id)[-1][1] == "success"
 
 
+def test_the_parked_spare_takes_no_job_until_it_takes_a_killed_workers_place(
+    echo: tuple[Stack, str, str],
+) -> None:
+    stack, _, url = echo
+    spare = stack.spare
+    assert spare is not None and spare.process.running, "the pytest stack keeps a spare"
+    mark = spare.process.log_size()
+    for order in ("S-1", "S-2", "S-3", "S-4"):
+        assert httpx.post(url, json={"order": order}, timeout=60).status_code == 200
+    assert "started execution" not in spare.process.log_since(mark)
+    victim = stack.workers[0]
+    victim.kill()
+    said = stack.replace_worker(victim)
+    assert said.startswith(f"spare {spare.name} took {victim.name}'s place"), said
+    assert stack.workers[0] is spare and stack.spare is victim and victim.process.running
+    for order in ("S-5", "S-6"):
+        assert httpx.post(url, json={"order": order}, timeout=60).status_code == 200
+
+
 def test_a_toxic_on_the_worker_link_changes_what_n8n_sees(
     echo: tuple[Stack, str, str], echo_upstream: tuple[str, UpstreamState]
 ) -> None:
     stack, _, url = echo
     _, upstream = echo_upstream
-    proxies = [stack.proxies[f"worker{i}_echo"] for i in range(len(stack.workers))]
+    proxies = stack.upstream_proxies("echo")
     for proxy in proxies:
         proxy.add_toxic("reset_peer", stream="downstream", name="cut", timeout=0)
     try:

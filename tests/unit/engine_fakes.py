@@ -102,11 +102,6 @@ class FakeProvider:
             self.restore_ttl()
 
 
-class FakeToxiproxy:
-    def reset(self) -> None:
-        pass
-
-
 @dataclass
 class FakeRun:
     run_dir: Path
@@ -117,7 +112,6 @@ class FakeRun:
 class FakeStack:
     run: FakeRun
     provider: FakeProvider = field(default_factory=FakeProvider)
-    toxiproxy: FakeToxiproxy = field(default_factory=FakeToxiproxy)
     rows: list[dict[str, Any]] = field(default_factory=list)
     ledger: dict[str, str] = field(default_factory=dict)
     processes: list[Any] = field(default_factory=list)
@@ -131,6 +125,9 @@ class FakeStack:
 
     def revive(self) -> list[str]:
         return []
+
+    def reset_links(self) -> None:
+        pass
 
     def executions(self, workflow_id: str, containing: str | None = None) -> list[dict[str, Any]]:
         return [

@@ -8,6 +8,7 @@ import dataclasses
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
@@ -85,7 +86,8 @@ def context(port: int, timings: str = "fast") -> tuple[FaultContext, FakeStack]:
         for i in (0, 1)
         for s in ("redis", "postgres")
     }
-    stack = FakeStack(proxies, [object(), object()], StackConfig(n8n_timings=timings))
+    workers = [SimpleNamespace(name=f"worker{i}") for i in range(2)]
+    stack = FakeStack(proxies, workers, StackConfig(n8n_timings=timings))
     ctx = FaultContext(cast(Any, stack), Journal(), "k1", target_worker=1)
     return ctx, stack
 

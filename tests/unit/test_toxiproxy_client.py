@@ -136,6 +136,34 @@ def test_proxies_proxy_delete_reset(mock: respx.MockRouter, client: ToxiproxyCli
     assert reset.calls[0].request.content == b""
 
 
+def test_reset_keeping_one_toxic_undoes_everything_else(
+    mock: respx.MockRouter, client: ToxiproxyClient
+) -> None:
+    parked = proxy_json("w2_redis") | {"toxics": [toxic_json(name="park"), toxic_json(name="x")]}
+    cut = proxy_json("main_redis", enabled=False) | {"toxics": [toxic_json(name="park")]}
+    mock.get("/proxies").mock(
+        return_value=httpx.Response(200, json={"w2_redis": parked, "main_redis": cut})
+    )
+    enable = mock.patch("/proxies/main_redis").mock(
+        return_value=httpx.Response(200, json=proxy_json("main_redis"))
+    )
+    removed = mock.delete(url__regex=r"/proxies/.*/toxics/.*").mock(
+        return_value=httpx.Response(204)
+    )
+    everything = mock.post("/reset")
+
+    client.reset(keep=("w2_redis", "park"))
+
+    assert not everything.called
+    assert enable.call_count == 1 and json.loads(enable.calls[0].request.content) == {
+        "enabled": True
+    }
+    assert sorted(c.request.url.path for c in removed.calls) == [
+        "/proxies/main_redis/toxics/park",
+        "/proxies/w2_redis/toxics/x",
+    ]
+
+
 def test_populate_posts_a_bare_list(mock: respx.MockRouter, client: ToxiproxyClient) -> None:
     route = mock.post("/populate").mock(
         return_value=httpx.Response(201, json={"proxies": [proxy_json("a"), proxy_json("b")]})

@@ -43,7 +43,7 @@ class AfterResponse(Window):
         _, worker = committed_and_running(run, committed, delivery)
         if worker is None:
             return
-        self.held = [run.proxy(name) for name in (f"worker{worker}_postgres", "ledger_postgres")]
+        self.held = run.write_links(worker)
         for proxy in self.held:
             proxy.add_toxic("timeout", stream="upstream", name=TOXIC, timeout=0)
         committed.release()

@@ -277,7 +277,7 @@ class NthRequest(Window):
         run.journal.record("crashpoint.plant", self.name, fault_kind=str(kind), rule=self.rule)
 
     def _hold_writes(self, run: CaseWorld, worker: int) -> None:
-        self.toxics = [run.proxy(n) for n in (f"worker{worker}_postgres", "ledger_postgres")]
+        self.toxics = run.write_links(worker)
         for proxy in self.toxics:
             proxy.add_toxic("timeout", stream="upstream", name=TOXIC, timeout=0)
 

@@ -98,12 +98,15 @@ def await_reconnection(ctx: FaultContext, marks: dict[str, int], signal: Reconne
 
 
 def _redis_links(ctx: FaultContext) -> list[Proxy]:
-    return [p for name, p in ctx.stack.proxies.items() if name.endswith("_redis")]
+    return [ctx.stack.link(p, "redis") for p in ctx.stack.n8n_processes]
 
 
 def _postgres_links(ctx: FaultContext) -> list[Proxy]:
     worker = ctx.target()  # WindowNotOpened when no worker ran the execution
-    return [ctx.stack.proxies[f"worker{worker}_postgres"], ctx.stack.proxies["main_postgres"]]
+    return [
+        ctx.stack.worker_upstream_proxy(worker, "postgres"),
+        ctx.stack.link(ctx.stack.main, "postgres"),
+    ]
 
 
 register(

@@ -109,11 +109,11 @@ def stall_detection_s(config: StackConfig) -> float:
 def resolve(ctx: FaultContext, name: str) -> list[Proxy]:
     """The proxies a link name stands for on this stack."""
     who, _, service = name.partition("_")
-    proxies = ctx.stack.proxies
+    proxies, workers = ctx.stack.proxies, ctx.stack.workers
     if who == "workers":
-        names = [f"worker{i}_{service}" for i in range(len(ctx.stack.workers))]
+        names = [f"{w.name}_{service}" for w in workers]
     elif who == "target":
-        names = [f"worker{ctx.target()}_{service}"]  # WindowNotOpened: no worker ran it
+        names = [f"{workers[ctx.target()].name}_{service}"]  # WindowNotOpened: no worker ran it
     else:
         names = [name]
     unknown = [n for n in names if n not in proxies]

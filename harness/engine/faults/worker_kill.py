@@ -20,7 +20,7 @@ class WorkerKill(WorkerFault):
             self.facts.append(fact)
 
     def heal(self, ctx: FaultContext) -> None:
-        for worker in ctx.stack.workers:
-            if not worker.process.running:
-                took = worker.restart()
-                ctx.journal.record("fault.heal", self.name, worker=worker.name, ready_s=took)
+        for worker in list(ctx.stack.workers):
+            if not worker.process.running:  # the spare takes its place, if the stack has one
+                how = ctx.stack.replace_worker(worker)
+                ctx.journal.record("fault.heal", self.name, worker=worker.name, replaced=how)

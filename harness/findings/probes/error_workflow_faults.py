@@ -132,7 +132,7 @@ class ErrorWorkflowAfterPostgresCut(ErrorWorkflowRuns):
         if isinstance(held, str):
             return held
         execution, worker = held.execution_id, world.stack.workers[held.worker]
-        link = world.stack.proxies[f"worker{held.worker}_postgres"]
+        link = world.stack.worker_upstream_proxy(held.worker, "postgres")
         mark = len(world.log_since(worker.name))
 
         def logged(line: str) -> bool:

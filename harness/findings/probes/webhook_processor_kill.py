@@ -74,7 +74,7 @@ class WebhookProcessorKill(ProbeBase):
         observed = {
             "kill_proof": kill_proof,
             "victim": victim.name,
-            "worker": f"worker{held.worker}",
+            "worker": world.stack.workers[held.worker].name,
             "sender_answered_before_release": sender_before_release,
             "worker_starts": world.worker_starts(execution),
             "worker_finishes": world.worker_finishes(execution),

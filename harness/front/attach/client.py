@@ -197,7 +197,7 @@ class AttachedStack(Stack):
         Nothing is stopped: the stack is the owner's."""
         del keep_data
         with contextlib.suppress(Exception):
-            self.toxiproxy.reset()
+            self.reset_links()
             self.revive()
             if self.provider is not None:
                 self.provider.control.clear_faults()

@@ -26,7 +26,15 @@ LOCK_FILE = "attach.lock"
 DEPLOYED_FILE = "deployed.json"
 # Config fields that do not change what a case sees; the rest must match to attach.
 _NOT_SHAPE = frozenset(
-    {"ready_timeout_s", "runs_root", "run_dir", "main_port", "db_template", "toxiproxy_seed"}
+    {
+        "ready_timeout_s",
+        "runs_root",
+        "run_dir",
+        "main_port",
+        "db_template",
+        "toxiproxy_seed",
+        "spare_worker",
+    }
 )
 _UNIX_PATH_MAX = 100  # sun_path is 108 bytes; keep a margin
 

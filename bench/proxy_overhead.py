@@ -193,11 +193,15 @@ def phases_table(phases: dict[str, Any]) -> None:
 
 def matrix_with_and_without(keyword: str) -> dict[str, Any]:
     bench_dir = str(Path(__file__).resolve().parent)
-    # The pytest run loads bench/_no_intercept_plugin.py (-p) from here.
+    # The pytest run loads bench/_config_plugin.py (-p) from here.
     env = {"PYTHONPATH": ":".join(p for p in (bench_dir, os.environ.get("PYTHONPATH")) if p)}
+    off = {**env, "N8N_CHAOS_BENCH_CONFIG": '{"intercept": false}'}
     runs = {}
-    for label, extra in (("intercepted", []), ("not intercepted", ["-p", "_no_intercept_plugin"])):
-        runs[label] = pytest_run(keyword, extra, env)
+    for label, extra, run_env in (
+        ("intercepted", [], env),
+        ("not intercepted", ["-p", "_config_plugin"], off),
+    ):
+        runs[label] = pytest_run(keyword, extra, run_env)
         print(f"matrix {label}: {runs[label]['wall_s']} s, {runs[label]['outcome']}", flush=True)
     on, off = runs["intercepted"]["wall_s"], runs["not intercepted"]["wall_s"]
     added = round(on / off - 1, 3) if off else None

@@ -327,8 +327,13 @@ def n8n_chaos_upstreams() -> dict[str, str]:
 def n8n_chaos_config(
     pytestconfig: pytest.Config, n8n_chaos_upstreams: dict[str, str]
 ) -> StackConfig:
-    return options_of(pytestconfig).stack_config(
-        run_dir=_worker_run_dir(pytestconfig), upstreams=n8n_chaos_upstreams
+    options = options_of(pytestconfig)
+    # The session's own stack keeps a worker booted ahead (harness.stack.spare); a warm `up`
+    # stack others attach to has none (the field is not part of the shape they match).
+    return options.stack_config(
+        run_dir=_worker_run_dir(pytestconfig),
+        upstreams=n8n_chaos_upstreams,
+        spare_worker=options.backend == "native",
     )
 
 
@@ -373,10 +378,9 @@ def _session_stack(
         stack_config.run_dir.parent.mkdir(parents=True, exist_ok=True)
         point_latest(stack_config.run_dir.parent)
     attached = _attached_stack(config, installation, stack_config) if attach else None
-    # A stack of its own keeps a worker booted ahead (harness.stack.spare); one others
-    # attach to does not: their resets would let it go.
-    own = dataclasses.replace(stack_config, spare_worker=stack_config.backend == "native")
-    stack = attached or Stack.start(installation, own, progress=lambda m: _reporter_line(config, m))
+    stack = attached or Stack.start(
+        installation, stack_config, progress=lambda m: _reporter_line(config, m)
+    )
     if stack_config.run_dir is None and _RUN_DIR not in config.stash:
         config.stash[_RUN_DIR] = stack.run.run_dir
     _reporter_line(

@@ -26,6 +26,7 @@ from harness.terminal.view import case_line, grid_view, totals
 CASE_PROPERTY = "n8n_chaos_case"
 VERDICT_PROPERTY = "n8n_chaos_verdict"
 MODES = ("auto", "live", "plain", "off")
+TERMINAL_FLAG = "--chaos-terminal"  # declared and read back here, by this one name
 _TERMINAL = pytest.StashKey["ChaosTerminal"]()
 _CHAOS_TEST = "::test_exactly_once["  # how the controller of xdist workers tells a case
 
@@ -37,7 +38,7 @@ RUN_DIR = pytest.StashKey[Path]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("n8n-chaos")
     group.addoption(
-        "--chaos-terminal",
+        TERMINAL_FLAG,
         choices=MODES,
         default="auto",
         help="how cases show: a line each and a live line on a terminal (auto), the live "
@@ -79,7 +80,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         return  # an xdist worker: its controller shows the cases
-    mode = config.getoption("--chaos-terminal", default="auto")
+    mode = config.getoption(TERMINAL_FLAG, default="auto")
     terminal = ChaosTerminal(config, mode)
     config.stash[_TERMINAL] = terminal
     config.pluginmanager.register(terminal, "n8n-chaos-terminal")

@@ -1,21 +1,28 @@
-"""Cases that share a stack (harness.engine.batch) against every case alone, side by side on the
-same selection: wall time, the span from the first case's start to the last one's end (the
+"""The same selection of the matrix two ways, side by side (``--compare``):
+
+- ``sharing``: cases that share a stack (harness.engine.batch) against every case alone;
+- ``spare``: stacks with a spare worker (harness.stack.spare: a killed worker's place is taken
+  by one booted ahead) against stacks without (the killed one boots again);
+
+each with its wall time, the span from the first case's start to the last one's end (the
 matrix time without the stack's bring-up), the sum of the cases' own seconds, and of those
 the seconds spent waiting on n8n and the provider (every phase but prepare and collect: the
 waits a case cannot do without, the floor of a run that overlaps nothing), and whether
 every case got the same verdict both ways.
 
-    python bench/shared_stack.py -k "payment_idempotent and (no_fault or provider or response_drop)"
-    python bench/shared_stack.py -k "payment_idempotent" --jobs 1 2
+    python bench/side_by_side.py -k "payment_idempotent and (no_fault or provider or response_drop)"
+    python bench/side_by_side.py -k "payment_idempotent" --jobs 1 2
+    python bench/side_by_side.py --compare spare -k "worker_kill and payment"
 
 Each run starts its own stacks (`n8n-chaos run --no-attach`). Writes
-bench/results/shared_stack.json.
+bench/results/shared_stack.json (sharing) or spare_worker.json (spare).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -26,15 +33,32 @@ from typing import Any
 from _common import PeakMemory, load, table, write_result
 
 OWN_PHASES = frozenset({"prepare", "collect"})  # the harness's own work, not a wait
+BENCH = str(Path(__file__).resolve().parent)
+# bench/_config_plugin.py, loaded by the run's pytest, replaces the stack config's fields.
+NO_SPARE = {
+    "PYTHONPATH": ":".join(p for p in (BENCH, os.environ.get("PYTHONPATH")) if p),
+    "PYTEST_ADDOPTS": f"{os.environ.get('PYTEST_ADDOPTS', '')} -p _config_plugin".strip(),
+    "N8N_CHAOS_BENCH_CONFIG": json.dumps({"spare_worker": False}),
+}
+# --compare: (the result file, its two variants: (label, run's extra arguments, environment));
+# the first variant of each is the baseline.
+Variant = tuple[str, list[str], dict[str, str]]
+COMPARISONS: dict[str, tuple[str, tuple[Variant, Variant]]] = {
+    "sharing": ("shared_stack", (("alone", ["--alone"], {}), ("shared", [], {}))),
+    "spare": ("spare_worker", (("no spare", [], NO_SPARE), ("spare", [], {}))),
+}
 
 
-def run(keyword: str, jobs: int, alone: bool) -> dict[str, Any]:
-    runs = Path(tempfile.mkdtemp(prefix="n8n-chaos-bench-shared-"))
+def run(keyword: str, jobs: int, variant: Variant) -> dict[str, Any]:
+    label, extra, env = variant
+    runs = Path(tempfile.mkdtemp(prefix="n8n-chaos-bench-side-"))
     argv = [sys.executable, "-m", "harness", "run", "-j", str(jobs), "--no-attach"]
-    argv += ["--runs-dir", str(runs), "-k", keyword] + (["--alone"] if alone else [])
+    argv += ["--runs-dir", str(runs), "-k", keyword, *extra]
     before = load()
     started = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **env}
+    )
     with PeakMemory(proc.pid) as memory:
         output, _ = proc.communicate()
     wall = time.monotonic() - started
@@ -43,7 +67,7 @@ def run(keyword: str, jobs: int, alone: bool) -> dict[str, Any]:
     ends = [c["ended_at"] for c in cases.values()]
     return {
         "jobs": jobs,
-        "alone": alone,
+        "variant": label,
         "wall_s": round(wall, 1),
         "span_s": round(max(ends) - min(starts), 1) if cases else None,
         "case_s": round(sum(c["seconds"] for c in cases.values()), 1),
@@ -86,35 +110,38 @@ def main() -> None:
     )
     parser.add_argument("-k", dest="keyword", required=True, help="which cases")
     parser.add_argument("--jobs", type=int, nargs="+", default=[1], help="stack counts")
+    parser.add_argument("--compare", choices=sorted(COMPARISONS), default="sharing")
     args = parser.parse_args()
+    name, variants = COMPARISONS[args.compare]
     results = []
     for jobs in args.jobs:
-        for alone in (True, False):
-            result = run(args.keyword, jobs, alone)
+        for variant in variants:
+            result = run(args.keyword, jobs, variant)
             results.append(result)
-            print(f"{jobs} stack(s), {'alone' if alone else 'shared'}: {result['wall_s']} s")
+            print(f"{jobs} stack(s), {variant[0]}: {result['wall_s']} s")
     rows = []
     for r in results:
-        twin = next(t for t in results if t["jobs"] == r["jobs"] and t["alone"])
+        base = variants[0][0]
+        twin = next(t for t in results if t["jobs"] == r["jobs"] and t["variant"] == base)
         same = r["verdicts"] == twin["verdicts"]
         rows.append(
             (
                 r["jobs"],
-                "alone" if r["alone"] else "shared",
+                r["variant"],
                 r["wall_s"],
                 r["span_s"],
                 r["case_s"],
                 r["wait_s"],
                 len(r["verdicts"]),
-                "-" if r["alone"] else ("same" if same else "DIFFERENT"),
+                "-" if r is twin else ("same" if same else "DIFFERENT"),
                 r["peak_mb"],
                 f"{r['load_before']}/{r['load_after']}",
             )
         )
     print(f"cases: -k {args.keyword!r}")
-    headers = ["stacks", "mode", "wall s", "span s", "sum case s", "sum waits s", "cases"]
+    headers = ["stacks", args.compare, "wall s", "span s", "sum case s", "sum waits s", "cases"]
     print(table([*headers, "verdicts", "peak MB", "load"], rows))
-    path = write_result("shared_stack", {"keyword": args.keyword, "results": results})
+    path = write_result(name, {"keyword": args.keyword, "results": results})
     print(f"written: {path}")
 
 

@@ -218,16 +218,19 @@ class Stack:
         return self.provider
 
     def revive(self) -> list[str]:
-        """Resume paused processes and restart dead n8n processes (main first); names them."""
+        """Resume paused processes and restart dead n8n processes; names them. The dead boot
+        side by side (as at bring-up: the database is migrated), ready within one deadline."""
         revived = []
         for proc in self.n8n_processes:
             if proc.process.paused:
                 proc.resume()
                 revived.append(f"{proc.name} resumed")
-        for proc in self.n8n_processes:
-            if not proc.process.running:
-                proc.restart(self.config.ready_timeout_s)
-                revived.append(f"{proc.name} restarted")
+        dead = [proc for proc in self.n8n_processes if not proc.process.running]
+        for proc in dead:
+            proc.process.stop()  # reaps it
+            proc.start()
+        wait_all_ready([proc.readiness() for proc in dead], self.config.ready_timeout_s)
+        revived += [f"{proc.name} restarted" for proc in dead]
         if self.spare is not None and not self.spare.process.running:
             self.boot_spare()
         return revived

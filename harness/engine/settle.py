@@ -103,19 +103,20 @@ class Settler:
         live: list[str] = []
         orphaned: list[str] = []
         while True:
-            now = time.monotonic()
+            now, wall = time.monotonic(), time.time()
             activity = self.look()
-            live, orphaned = self.live(activity, time.time())
+            live, orphaned = self.live(activity, wall)
             quiet = (
                 not live
                 and not activity.provider_busy
-                and time.time() - activity.provider_last >= QUIET_S
                 and activity.ledger_state == last_state
                 and (activity.executions or not self.expect_executions)
             )
             last_state = activity.ledger_state
-            quiet_since = (quiet_since or now) if quiet else None
-            if quiet_since is not None and now - quiet_since >= QUIET_S:
+            # The quiet period runs from the provider's last activity when that came later
+            # (a request that began and ended between two looks): one period, not two.
+            quiet_since = max(quiet_since or wall, activity.provider_last) if quiet else None
+            if quiet_since is not None and wall - quiet_since >= QUIET_S:
                 return SettleResult(True, now - start, [], orphaned)
             if now - start >= deadline_s:
                 return SettleResult(False, now - start, live, orphaned)

@@ -60,6 +60,12 @@ def test_a_busy_provider_or_a_changing_ledger_is_not_quiet() -> None:
     assert not changing.wait(0.3).settled
 
 
+def test_the_quiet_period_runs_from_the_providers_last_activity_when_later() -> None:
+    last = time.time() + 0.2  # stamped after the looks began: the period starts there
+    settled = Settler(lambda: activity(DONE, provider_last=last), True).wait(2.0)
+    assert settled.settled and time.time() >= last + settle.QUIET_S, settled
+
+
 def test_an_answer_without_any_execution_yet_is_not_quiet() -> None:
     assert not Settler(lambda: activity([]), expect_executions=True).wait(0.3).settled
     assert Settler(lambda: activity([]), expect_executions=False).wait(1.0).settled

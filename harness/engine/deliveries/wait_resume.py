@@ -5,7 +5,9 @@ The event is delivered, then delivered again (the sender's at-least-once redeliv
 retried until definite; every resume URL the answers handed out is called twice at once (the
 callback, redelivered), and, once everything settled, once more (a late redelivery of the
 callback). Each resume call is one attempt in the sender's history. A workflow that keeps
-its promise commits once: a second parked execution must not charge again.
+its promise commits once: a second parked execution must not charge again. The faults: none,
+a worker crash once the resumed charge committed, or (named in the workflow's manifest,
+``production_faults``) a link fault then: the provider's link gone silent, the worker's Redis.
 
 The workflow hands its resume URL out in its answer (``$execution.resumeUrl`` in a Respond to
 Webhook node before the Wait): the harness reads ``.../webhook-waiting/<execution>...`` from
@@ -51,7 +53,12 @@ def resume_urls(answers: Iterable[str]) -> dict[str, str]:
 @register("wait_resume")
 class WaitResume(Plan):
     offers = frozenset({"resumes_waits"})
-    accepts = (frozenset({"quiet"}), frozenset({"worker_crash", "committed"}))
+    # A crash, or a link fault (opt-in per workflow), once the resumed charge committed.
+    accepts = (
+        frozenset({"quiet"}),
+        frozenset({"worker_crash", "committed"}),
+        frozenset({"link_toxic", "committed"}),
+    )
     shares_stack = True  # the case's own deliveries (and barrier) only
     needs = frozenset({"wait_resume"})
     resends = True

@@ -20,6 +20,9 @@ SENDER_WORDS = ("got 200", "got 500", "got another status", "got no answer")
 COUNTS = ("none", "one", "two", "more than two")
 TIMES = ("never", "once", "twice or more")
 CHARGE_RAN = ("charge never ran", "charge ran once", "charge ran twice or more")
+# The choices of an answer that says how a run ended, in this order (``vocabulary(template,
+# **RUN_WORDS)``): the row's final status, how often the charge ran, what the sender got.
+RUN_WORDS = {"status": STATUSES, "ran": CHARGE_RAN, "sender": SENDER_WORDS}
 
 
 def observed(evidence: dict[str, Any]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ def charge_workflow(name: str, path: str) -> dict[str, Any]:
         "Charge",
         _charge_parameters("$json.body.key"),
         name=f"n8n-chaos probe {name}",
-        seed=uuid.uuid5(uuid.NAMESPACE_URL, f"n8n-chaos-probe/{name}"),
+        seed=_seed(name),
         settings={
             "saveDataSuccessExecution": "all",
             "saveDataErrorExecution": "all",
@@ -44,6 +44,11 @@ def _charge_parameters(reference: str) -> dict[str, Any]:
         f"reference: {reference} }}) }}}}",
         "options": {"timeout": CHARGE_TIMEOUT_MS},
     }
+
+
+def _seed(name: str) -> uuid.UUID:
+    """Where a probe workflow's node ids come from: the same ids at every deploy."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"n8n-chaos-probe/{name}")
 
 
 def _node(
@@ -90,10 +95,14 @@ def _webhook(seed: uuid.UUID, path: str, response_mode: str) -> dict[str, Any]:
     return webhook
 
 
-def _charge_after_wait(seed: uuid.UUID, x: int) -> dict[str, Any]:
-    """The Charge node after a Wait: its reference is the first delivery's key."""
+def _wait_then_charge(seed: uuid.UUID, x: int, wait: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Wait node (its parameters ``wait``) at ``x``, then the Charge node, whose reference
+    is the first delivery's key."""
     reference = "$('Webhook').first().json.body.key"
-    return _node(seed, "Charge", "httpRequest", 4.2, x, _charge_parameters(reference))
+    return [
+        _node(seed, "Wait", "wait", 1.1, x, wait),
+        _node(seed, "Charge", "httpRequest", 4.2, x + 240, _charge_parameters(reference)),
+    ]
 
 
 def wait_resume_workflow(name: str, path: str) -> dict[str, Any]:
@@ -101,7 +110,7 @@ def wait_resume_workflow(name: str, path: str) -> dict[str, Any]:
     Call, POST, answered on receipt) -> Charge``: the sender learns ``$execution.resumeUrl``
     from the first answer, the execution parks as ``waiting``, and every resumed run of the
     Charge node commits one charge for the first delivery's key."""
-    seed = uuid.uuid5(uuid.NAMESPACE_URL, f"n8n-chaos-probe/{name}")
+    seed = _seed(name)
     respond = _node(
         seed,
         "Respond",
@@ -115,17 +124,15 @@ def wait_resume_workflow(name: str, path: str) -> dict[str, Any]:
             "options": {},
         },
     )
-    wait = _node(
-        seed,
-        "Wait",
-        "wait",
-        1.1,
-        480,
-        {"resume": "webhook", "httpMethod": "POST", "responseMode": "onReceived", "options": {}},
-    )
+    resumed = {
+        "resume": "webhook",
+        "httpMethod": "POST",
+        "responseMode": "onReceived",
+        "options": {},
+    }
+    wait, charge = _wait_then_charge(seed, 480, resumed)
     wait["webhookId"] = str(uuid.uuid5(seed, "wait-webhook-id"))
-    webhook = _webhook(seed, path, "responseNode")
-    return _chain(name, [webhook, respond, wait, _charge_after_wait(seed, 720)])
+    return _chain(name, [_webhook(seed, path, "responseNode"), respond, wait, charge])
 
 
 def wait_interval_workflow(name: str, path: str, seconds: int) -> dict[str, Any]:
@@ -133,24 +140,18 @@ def wait_interval_workflow(name: str, path: str, seconds: int) -> dict[str, Any]
     ``seconds``) -> Charge``: over n8n's in-process threshold (65 s, the Wait node's code) the
     execution is parked in the database as ``waiting`` with ``waitTill``, and main's wait
     tracker starts it again once ``waitTill`` is near; each resumed run commits one charge."""
-    seed = uuid.uuid5(uuid.NAMESPACE_URL, f"n8n-chaos-probe/{name}")
-    wait = _node(
-        seed,
-        "Wait",
-        "wait",
-        1.1,
-        240,
-        {"resume": "timeInterval", "amount": seconds, "unit": "seconds"},
+    seed = _seed(name)
+    interval = {"resume": "timeInterval", "amount": seconds, "unit": "seconds"}
+    return _chain(
+        name, [_webhook(seed, path, "onReceived"), *_wait_then_charge(seed, 240, interval)]
     )
-    webhook = _webhook(seed, path, "onReceived")
-    return _chain(name, [webhook, wait, _charge_after_wait(seed, 480)])
 
 
 def error_recorder_workflow(name: str, reference: str) -> dict[str, Any]:
     """``Error Trigger -> Record (HTTP POST /v1/charges, reference ``reference``)``: an
     Error Workflow whose every run commits one charge under its own reference (so its runs
     are counted at the provider as well as by its execution rows)."""
-    seed = uuid.uuid5(uuid.NAMESPACE_URL, f"n8n-chaos-probe/{name}/error-workflow")
+    seed = _seed(f"{name}/error-workflow")
     return {
         "name": f"n8n-chaos probe {name} (Error Workflow)",
         "nodes": [

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import platform
+import uuid
 from base64 import b64encode
 from collections.abc import Mapping
 from html import escape
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import allure
+from allure_commons.logger import AllureFileLogger
+from allure_commons.model2 import Attachment, TestResult
 
 from harness.judge.verdicts import VIOLATIONS, Verdict
 from harness.report.steps import apply_evidence_steps
@@ -141,6 +144,16 @@ def _description_html(doc: Mapping[str, Any], svg: str) -> str:
         f'<img class="n8n-chaos-timeline" alt="timeline of {escape(str(doc.get("case")))}" '
         f'style="max-width:100%" src="data:image/svg+xml;base64,{image}">'
     )
+
+
+def attach_data(
+    logger: AllureFileLogger, result: TestResult, name: str, body: str, kind: str, ext: str
+) -> None:
+    """Attach ``body`` to a result written by a file logger (outside pytest: an exploration's,
+    a finding's), as ``name`` of MIME type ``kind``."""
+    source = f"{uuid.uuid4()}-attachment.{ext}"
+    logger.report_attached_data(body, source)
+    result.attachments.append(Attachment(name=name, source=source, type=kind))
 
 
 def write_categories(results_dir: Path) -> None:

@@ -21,7 +21,6 @@ from typing import Any
 
 from allure_commons.logger import AllureFileLogger
 from allure_commons.model2 import (
-    Attachment,
     Label,
     Parameter,
     Status,
@@ -31,6 +30,7 @@ from allure_commons.model2 import (
 )
 
 from harness.explore.findings import VIOLATION_MARK, WINDOW_MARK
+from harness.report.allure_report import attach_data
 
 SUITE = "exploration"
 
@@ -151,8 +151,6 @@ def write_exploration(results_dir: Path, doc: Mapping[str, Any], cached: str = "
         ("node strip", strip_text, "text/plain", "txt"),
         ("explore.json", json.dumps(doc, indent=2, default=str), "application/json", "json"),
     ):
-        source = f"{uuid.uuid4()}-attachment.{ext}"
-        logger.report_attached_data(body, source)
-        result.attachments.append(Attachment(name=name, source=source, type=kind))
+        attach_data(logger, result, name, body, kind, ext)
     logger.report_result(result)
     return results_dir / f"{result.uuid}-result.json"

@@ -19,16 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from allure_commons.logger import AllureFileLogger
-from allure_commons.model2 import (
-    Attachment,
-    Label,
-    Parameter,
-    Status,
-    StatusDetails,
-    TestResult,
-)
+from allure_commons.model2 import Label, Parameter, Status, StatusDetails, TestResult
 
 from harness.findings.base import UNDETERMINED
+from harness.report.allure_report import attach_data
 
 SUITE = "findings"
 
@@ -89,11 +83,8 @@ def write_findings(results_dir: Path, doc: dict[str, Any]) -> int:
     for name, probe in sorted((doc.get("probes") or {}).items()):
         for version, result in sorted((probe.get("results") or {}).items()):
             test = probe_result(name, probe, version, result)
-            source = f"{uuid.uuid4()}-attachment.json"
-            logger.report_attached_data(json.dumps(result, indent=2, default=str), source)
-            test.attachments.append(
-                Attachment(name="evidence.json", source=source, type="application/json")
-            )
+            evidence = json.dumps(result, indent=2, default=str)
+            attach_data(logger, test, "evidence.json", evidence, "application/json", "json")
             logger.report_result(test)
             written += 1
     return written

@@ -71,20 +71,13 @@ class RunContext:
         *,
         run_as: RunAs | None = None,
         cwd: Path | None = None,
+        on_host: bool = False,
     ) -> ManagedProcess:
-        make = self.process_factory or self.host_process
-        return make(name, argv, env, run_as=run_as, cwd=cwd)
-
-    def host_process(
-        self,
-        name: str,
-        argv: Sequence[str],
-        env: dict[str, str],
-        *,
-        run_as: RunAs | None = None,
-        cwd: Path | None = None,
-    ) -> ManagedProcess:
-        """A child process on this machine, whatever the backend (the run's reaper ends it)."""
+        """A part of the run, as its backend runs parts (``process_factory``); with
+        ``on_host``, or with no factory, a child process on this machine (the run's reaper
+        ends it)."""
+        if self.process_factory is not None and not on_host:
+            return self.process_factory(name, argv, env, run_as=run_as, cwd=cwd)
         return ManagedProcess(
             name=name,
             argv=argv,

@@ -27,7 +27,7 @@ from typing import Any
 
 from harness.findings import evidence as ev
 from harness.findings.base import register
-from harness.findings.probes.error_workflow_runs import FINISH_S, ErrorWorkflowRuns
+from harness.findings.probes.error_workflow_runs import FINISH_S, ErrorWorkflowRuns, Failed
 from harness.findings.probes.false_stall import not_stalled, stall
 from harness.findings.window import hold_after_commit
 from harness.findings.world import FINISHED, ProbeWorld
@@ -49,19 +49,20 @@ class ErrorWorkflowAfterStall(ErrorWorkflowRuns):
     )
     extra_facts = ("pause_proof", "status_at_stall", "seconds_paused")
 
-    def _fail(self, world: ProbeWorld) -> tuple[str, dict[str, Any]] | str:
+    def _fail(self, world: ProbeWorld) -> Failed:
         held = hold_after_commit(world)
         if isinstance(held, str):
             return held
         stalled = stall(world, held, FINISH_S)
-        if not world.wait_finished("the execution to finish", held.execution_id, FINISH_S):
-            return self._unfinished(held, "of the resume")
-        return held.execution_id, {
-            "pause_proof": stalled.pause_proof,
-            "status_at_stall": stalled.status,
-            "seconds_paused": stalled.seconds_paused,
-            "sender": held.sender.seen(),
-        }
+        return self._finished(
+            world,
+            held,
+            "the execution to finish",
+            "of the resume",
+            pause_proof=stalled.pause_proof,
+            status_at_stall=stalled.status,
+            seconds_paused=stalled.seconds_paused,
+        )
 
     def _void(self, evidence: dict[str, Any], facts: dict[str, Any]) -> str | None:
         del facts
@@ -78,7 +79,7 @@ class ErrorWorkflowAfterRecovery(ErrorWorkflowRuns):
     )
     extra_facts = ("main_kill_proof", "status_before_restart")
 
-    def _fail(self, world: ProbeWorld) -> tuple[str, dict[str, Any]] | str:
+    def _fail(self, world: ProbeWorld) -> Failed:
         held = hold_after_commit(world)
         if isinstance(held, str):
             return held
@@ -90,16 +91,15 @@ class ErrorWorkflowAfterRecovery(ErrorWorkflowRuns):
         world.restart(world.stack.main)
         world.restart(worker)
         world.wait_for("the sender's answer", held.sender.done, FINISH_S)
-        if not world.wait_finished(
-            "the execution to finish (after the restarts)", execution, FINISH_S
-        ):
-            return self._unfinished(held, "of a restart")
-        return execution, {
-            "kill_proof": kill_proof,
-            "main_kill_proof": main_kill_proof,
-            "status_before_restart": status_before_restart,
-            "sender": held.sender.seen(),
-        }
+        return self._finished(
+            world,
+            held,
+            "the execution to finish (after the restarts)",
+            "of a restart",
+            kill_proof=kill_proof,
+            main_kill_proof=main_kill_proof,
+            status_before_restart=status_before_restart,
+        )
 
     def _void(self, evidence: dict[str, Any], facts: dict[str, Any]) -> str | None:
         del evidence
@@ -127,7 +127,7 @@ class ErrorWorkflowAfterPostgresCut(ErrorWorkflowRuns):
     needles = (*ErrorWorkflowRuns.needles, "Database", "ECONNREFUSED", "Connection terminated")
     unfinished_is_an_answer = True
 
-    def _fail(self, world: ProbeWorld) -> tuple[str, dict[str, Any]] | str:
+    def _fail(self, world: ProbeWorld) -> Failed:
         held = hold_after_commit(world)
         if isinstance(held, str):
             return held

@@ -39,6 +39,9 @@ MORE_RUNS_S = 20.0  # after that (and after a restart): time for a further run
 MORE_RUNS_WAIT = "a further Error Workflow run"
 # n8n logs this (at error level) only when it could not start the Error Workflow.
 CALL_FAILED_LINE = "Calling Error Workflow for"
+# What a case's strike gives: (the failed execution, what only the run observed), or why the
+# window was not reached.
+Failed = tuple[str, dict[str, Any]] | str
 
 
 @register("error_workflow_after_retries")
@@ -123,7 +126,7 @@ class ErrorWorkflowRuns(ProbeBase):
                 },
             )
 
-    def _fail(self, world: ProbeWorld) -> tuple[str, dict[str, Any]] | str:
+    def _fail(self, world: ProbeWorld) -> Failed:
         """(the failed execution, what only the run could observe) once its row finished;
         or why the window was not reached."""
         world.provider.add_fault(
@@ -141,8 +144,13 @@ class ErrorWorkflowRuns(ProbeBase):
         return execution, {"sender": sender.seen()}
 
     @staticmethod
-    def _unfinished(held: Held, since: str) -> str:
-        return f"execution {held.execution_id} did not finish within {FINISH_S:.0f} s {since}"
+    def _finished(world: ProbeWorld, held: Held, wait: str, since: str, **observed: Any) -> Failed:
+        """(the held execution, ``observed`` and what its sender saw) once its row finished
+        (the timeline's ``wait``); or why not within FINISH_S ``since`` a strike."""
+        execution = held.execution_id
+        if not world.wait_finished(wait, execution, FINISH_S):
+            return f"execution {execution} did not finish within {FINISH_S:.0f} s {since}"
+        return execution, {**observed, "sender": held.sender.seen()}
 
     def _void(self, evidence: dict[str, Any], facts: dict[str, Any]) -> str | None:
         """Why the fault was not struck as the probe means it (the answer is then
@@ -213,7 +221,7 @@ class ErrorWorkflowAfterWorkerKill(ErrorWorkflowRuns):
         "run?"
     )
 
-    def _fail(self, world: ProbeWorld) -> tuple[str, dict[str, Any]] | str:
+    def _fail(self, world: ProbeWorld) -> Failed:
         held = hold_after_commit(world)
         if isinstance(held, str):
             return held
@@ -228,15 +236,14 @@ class ErrorWorkflowAfterWorkerKill(ErrorWorkflowRuns):
         status_before_restart = world.status(execution)
         world.wait_for("the sender's answer", held.sender.done, FIRST_RUN_S)
         world.restart(victim)
-        if not world.wait_finished(
-            "the execution to finish (after the restart)", execution, FINISH_S
-        ):
-            return self._unfinished(held, "of a restart")
-        return execution, {
-            "kill_proof": kill_proof,
-            "status_before_restart": status_before_restart,
-            "sender": held.sender.seen(),
-        }
+        return self._finished(
+            world,
+            held,
+            "the execution to finish (after the restart)",
+            "of a restart",
+            kill_proof=kill_proof,
+            status_before_restart=status_before_restart,
+        )
 
 
 def _calls_failed(evidence: dict[str, Any]) -> int:

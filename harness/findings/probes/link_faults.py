@@ -66,9 +66,7 @@ class LinkFaultProbe(ProbeBase):
         "work after the heal {resumed}; row ends {status}; {ran}; sender {sender}; "
         "health checks {health}",
         resumed=RESUMED,
-        status=ev.STATUSES,
-        ran=ev.CHARGE_RAN,
-        sender=ev.SENDER_WORDS,
+        **ev.RUN_WORDS,
         health=("stayed green", "went red"),
     )
 

@@ -46,12 +46,7 @@ class MainKillBeforeEnqueue(ProbeBase):
         "before its job reached Redis: is the execution lost, run, or recovered, and what "
         "does the sender see?"
     )
-    answers = vocabulary(
-        "row ends {status}; {ran}; sender {sender}",
-        status=ev.STATUSES,
-        ran=ev.CHARGE_RAN,
-        sender=ev.SENDER_WORDS,
-    )
+    answers = vocabulary("row ends {status}; {ran}; sender {sender}", **ev.RUN_WORDS)
     short = "enqueue"
     needles = ("enqueue", "Enqueued execution", "recover", "crashed", "Redis", *WORKER_LINES)
 

@@ -25,17 +25,14 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.findings import evidence as ev
 from harness.findings.base import Answer, register, undetermined, vocabulary
-from harness.findings.probes.wait_resume_twice import CALL_WORDS, WaitResumeProbe, call_word
+from harness.findings.probes.wait_resume_twice import CALL_WORDS, Waited, WaitResumeProbe, call_word
 from harness.findings.window import HOLD_S, Held
 from harness.findings.world import FINISHED, ProbeWorld, Sender
-
-if TYPE_CHECKING:
-    from harness.stack.stack import Stack
 
 REACH_S = 60.0  # the resumed run's charge reaches the provider
 FIND_S = 30.0  # the worker that picked the resumed part up is seen
@@ -73,16 +70,12 @@ class WaitResumeWorkerKill(WaitResumeProbe):
     short = "waitkill"
     needles = (*WaitResumeProbe.needles, "stalled", "crashed", "recover")
 
-    def run(self, stack: Stack) -> Answer:
-        with self.world(stack) as world:
-            parked = self.park(world)
-            if isinstance(parked, Answer):
-                return parked
-            execution, url, _ = parked
-            held = self._hold_resumed(world, execution, url)
-            if isinstance(held, str):
-                return self.missed(world, held, execution=execution)
-            return self._strike(world, held, url)
+    def resume(self, world: ProbeWorld, execution: str, url: str, sent: dict[str, Any]) -> Answer:
+        del sent  # the first delivery's answer is not part of this one
+        held = self._hold_resumed(world, execution, url)
+        if isinstance(held, str):
+            return self.missed(world, held, execution=execution)
+        return self._strike(world, held, url)
 
     def _hold_resumed(self, world: ProbeWorld, execution: str, url: str) -> Held | str:
         """Resume the execution and hold its charge after the commit, with the worker that
@@ -150,12 +143,9 @@ class WaitResumeWorkerKill(WaitResumeProbe):
             observed=observed,
         )
 
-    def judge(self, evidence: dict[str, Any]) -> Answer:
-        """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
+    def judge_resumed(self, evidence: dict[str, Any], waited: Waited) -> Answer:
+        execution, path, calls = waited
         seen = ev.observed(evidence)
-        execution = evidence.get("execution")
-        calls: list[dict[str, Any]] = list(evidence.get("resume_calls") or [])
-        path = ev.status_path(evidence, execution)
         final = ev.final_status(evidence, execution)
         reran = ev.reached(evidence, RERUN_WAIT)
         commits = ev.commit_count(evidence)
@@ -166,8 +156,6 @@ class WaitResumeWorkerKill(WaitResumeProbe):
             "resume_statuses": [c.get("status") for c in calls],
             **ev.facts(evidence, "kill_proof"),
         }
-        if "waiting" not in path:
-            return undetermined(f"execution {execution} was never seen waiting", evidence)
         if not ev.reached(evidence, HELD_WAIT):
             return undetermined("the resumed charge was not held after its commit", evidence)
         if not facts["kill_proof"]:
@@ -210,42 +198,38 @@ class WaitResumeRacingRecovery(WaitResumeProbe):
     short = "waitrace"
     needles = WaitResumeWorkerKill.needles
 
-    def run(self, stack: Stack) -> Answer:
-        with self.world(stack) as world:
-            parked = self.park(world)
-            if isinstance(parked, Answer):
-                return parked
-            execution, url, _ = parked
-            main = stack.main
-            _, kill_proof = world.kill(main)
-            restarted = threading.Thread(
-                target=world.restart, args=(main,), daemon=True, name="probe-main-restart"
-            )
-            restarted.start()
-            racing = self._race(world, url, restarted)
-            restarted.join(RESTART_S)
-            world.timeline.record("call right after main is ready")
-            after = Sender(world.timeline, url, {"resume": "after ready"}, CALL_S)
-            world.wait_for("the call after ready to be answered", after.done, CALL_S + 5)
-            world.wait_for(
-                "the resumed run to finish",
-                lambda: world.status(execution) in FINISHED and len(world.commits()) > 0,
-                FINISH_S,
-            )
-            world.wait_for("a second charge", lambda: len(world.commits()) > 1, AFTER_S)
-            observed = {
-                "kill_proof": kill_proof,
-                "main_ready": not restarted.is_alive(),
-                "racing_calls_without_answer": len(racing) - 1,
-                "worker_starts": sum(_starts(world, execution)),
-            }
-            return self.answered(
-                world,
-                execution=execution,
-                resume_calls=[racing[-1] if racing else {}, dict(after.result)],
-                racing_calls=racing[-20:],
-                observed=observed,
-            )
+    def resume(self, world: ProbeWorld, execution: str, url: str, sent: dict[str, Any]) -> Answer:
+        del sent  # the first delivery's answer is not part of this one
+        main = world.stack.main
+        _, kill_proof = world.kill(main)
+        restarted = threading.Thread(
+            target=world.restart, args=(main,), daemon=True, name="probe-main-restart"
+        )
+        restarted.start()
+        racing = self._race(world, url, restarted)
+        restarted.join(RESTART_S)
+        world.timeline.record("call right after main is ready")
+        after = Sender(world.timeline, url, {"resume": "after ready"}, CALL_S)
+        world.wait_for("the call after ready to be answered", after.done, CALL_S + 5)
+        world.wait_for(
+            "the resumed run to finish",
+            lambda: world.status(execution) in FINISHED and len(world.commits()) > 0,
+            FINISH_S,
+        )
+        world.wait_for("a second charge", lambda: len(world.commits()) > 1, AFTER_S)
+        observed = {
+            "kill_proof": kill_proof,
+            "main_ready": not restarted.is_alive(),
+            "racing_calls_without_answer": len(racing) - 1,
+            "worker_starts": sum(_starts(world, execution)),
+        }
+        return self.answered(
+            world,
+            execution=execution,
+            resume_calls=[racing[-1] if racing else {}, dict(after.result)],
+            racing_calls=racing[-20:],
+            observed=observed,
+        )
 
     def _race(
         self, world: ProbeWorld, url: str, restarted: threading.Thread
@@ -265,12 +249,9 @@ class WaitResumeRacingRecovery(WaitResumeProbe):
             time.sleep(RACE_PAUSE_S)  # a retry interval, not synchronisation
         return calls
 
-    def judge(self, evidence: dict[str, Any]) -> Answer:
-        """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
+    def judge_resumed(self, evidence: dict[str, Any], waited: Waited) -> Answer:
+        execution, path, calls = waited
         seen = ev.observed(evidence)
-        execution = evidence.get("execution")
-        calls: list[dict[str, Any]] = list(evidence.get("resume_calls") or [])
-        path = ev.status_path(evidence, execution)
         commits = ev.commit_count(evidence)
         ready_at = next(
             (
@@ -287,8 +268,6 @@ class WaitResumeRacingRecovery(WaitResumeProbe):
             "main_ready_at": ready_at,
             "kill_proof": seen.get("kill_proof"),
         }
-        if "waiting" not in path:
-            return undetermined(f"execution {execution} was never seen waiting", evidence)
         if not facts["kill_proof"]:
             return undetermined("main did not end by SIGKILL", evidence)
         if ready_at is None or not seen.get("main_ready"):

@@ -43,6 +43,9 @@ FINISH_WAIT = "the resumed execution to finish"
 # signature no longer matches; 404: no waiting-webhook route yet; 409: running or finished).
 CALL_WORDS = ("200", "401", "404", "409", "500", "another status", "no answer")
 PAIRS = tuple(f"{a} and {b}" for a, b in itertools.combinations_with_replacement(CALL_WORDS, 2))
+# What a resume probe's judge reads first: the execution (seen waiting), its status path
+# and the resume calls made.
+Waited = tuple[str | None, list[str], list[dict[str, Any]]]
 NEEDLES = ("waiting-webhook", "already being resumed", "is running already", "has finished")
 
 
@@ -55,7 +58,8 @@ def call_word(call: dict[str, Any]) -> str:
 
 class WaitResumeProbe(ProbeBase):
     """A probe of a Wait node (On Webhook Call) resumed through its URL: it deploys
-    ``wait_resume_workflow`` and its run begins by parking the execution (``park``)."""
+    ``wait_resume_workflow``, its run parks the execution (``_parked``) and then ``resume``s
+    it, and its judge asks first that the execution was seen waiting."""
 
     needles: ClassVar[tuple[str, ...]] = (*NEEDLES, *WORKER_LINES)
 
@@ -65,11 +69,31 @@ class WaitResumeProbe(ProbeBase):
     def workflow(self) -> dict[str, Any]:
         return self.build("probe-wait-KEY")
 
-    def park(self, world: ProbeWorld) -> tuple[str, str, dict[str, Any]] | Answer:
-        """Send the first delivery: (execution, resume URL, the delivery's result) once its
-        row is waiting; or the undetermined answer saying why the window was not reached."""
-        missed = _parked(world)
-        return self.missed(world, missed) if isinstance(missed, str) else missed
+    def run(self, stack: Stack) -> Answer:
+        with self.world(stack) as world:
+            parked = _parked(world)
+            if isinstance(parked, str):
+                return self.missed(world, parked)
+            return self.resume(world, *parked)
+
+    def resume(self, world: ProbeWorld, execution: str, url: str, sent: dict[str, Any]) -> Answer:
+        """Strike once ``execution`` is parked (``url``: its resume URL; ``sent``: what the
+        first delivery got) and answer."""
+        raise NotImplementedError
+
+    def judge(self, evidence: dict[str, Any]) -> Answer:
+        """The answer from the recorded evidence alone (see ``harness.findings.evidence``):
+        UNDETERMINED unless the execution was seen waiting, else ``judge_resumed``'s."""
+        execution = evidence.get("execution")
+        path = ev.status_path(evidence, execution)
+        if "waiting" not in path:
+            return undetermined(f"execution {execution} was never seen waiting", evidence)
+        calls: list[dict[str, Any]] = list(evidence.get("resume_calls") or [])
+        return self.judge_resumed(evidence, (execution, path, calls))
+
+    def judge_resumed(self, evidence: dict[str, Any], waited: Waited) -> Answer:
+        """The answer for an execution seen waiting."""
+        raise NotImplementedError
 
 
 def _parked(world: ProbeWorld) -> tuple[str, str, dict[str, Any]] | str:
@@ -103,21 +127,16 @@ class WaitResumeTwice(WaitResumeProbe):
     )
     short = "wait"
 
-    def run(self, stack: Stack) -> Answer:
-        with self.world(stack) as world:
-            parked = self.park(world)
-            if isinstance(parked, Answer):
-                return parked
-            execution, resume_url, sender = parked
-            calls = self._resume_twice(world, execution, resume_url)
-            world.wait_finished(FINISH_WAIT, execution, FINISH_S)
-            world.wait_for(
-                "a second resumed run to charge", lambda: len(world.commits()) > 1, SECOND_RUN_S
-            )
-            observed = {"sequential": self.sequential, "resume_url": resume_url}
-            return self.answered(
-                world, execution=execution, sender=sender, resume_calls=calls, observed=observed
-            )
+    def resume(self, world: ProbeWorld, execution: str, url: str, sent: dict[str, Any]) -> Answer:
+        calls = self._resume_twice(world, execution, url)
+        world.wait_finished(FINISH_WAIT, execution, FINISH_S)
+        world.wait_for(
+            "a second resumed run to charge", lambda: len(world.commits()) > 1, SECOND_RUN_S
+        )
+        observed = {"sequential": self.sequential, "resume_url": url}
+        return self.answered(
+            world, execution=execution, sender=sent, resume_calls=calls, observed=observed
+        )
 
     def _resume_twice(self, world: ProbeWorld, execution: str, url: str) -> list[dict[str, Any]]:
         calls: list[dict[str, Any]] = [{}, {}]
@@ -151,12 +170,9 @@ class WaitResumeTwice(WaitResumeProbe):
             thread.join(max(0.0, deadline - time.monotonic()))
         return calls
 
-    def judge(self, evidence: dict[str, Any]) -> Answer:
-        """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
+    def judge_resumed(self, evidence: dict[str, Any], waited: Waited) -> Answer:
+        execution, path, calls = waited
         seen = ev.observed(evidence)
-        execution = evidence.get("execution")
-        calls: list[dict[str, Any]] = list(evidence.get("resume_calls") or [])
-        path = ev.status_path(evidence, execution)
         commits = ev.commit_count(evidence)
         words = sorted((call_word(c) for c in calls), key=CALL_WORDS.index)
         facts = {
@@ -166,8 +182,6 @@ class WaitResumeTwice(WaitResumeProbe):
             "resume_statuses": [c.get("status") for c in calls],
             "calls_overlapped": ev.overlapped(calls),
         }
-        if "waiting" not in path:
-            return undetermined(f"execution {execution} was never seen waiting", evidence)
         if len(calls) != 2 or any("sent_at" not in c for c in calls):
             return undetermined("the two resume calls were not both sent", evidence)
         if facts["sequential"] and not calls[1].get("after_finish"):

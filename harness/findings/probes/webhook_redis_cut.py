@@ -58,9 +58,7 @@ class WebhookRedisCut(ProbeBase):
     answers = vocabulary(
         "{job}; row ends {status}; {ran}; sender {sender}; webhook processor {process}",
         job=JOBS,
-        status=ev.STATUSES,
-        ran=ev.CHARGE_RAN,
-        sender=ev.SENDER_WORDS,
+        **ev.RUN_WORDS,
         process=("stayed up", "exited"),
     )
     short = "webhook-redis"

@@ -79,7 +79,7 @@ class InterceptProxy:
         )
         argv = [str(python), "-m", SERVER_MODULE, "--config", str(folder / "config.json")]
         env = {"PYTHONUNBUFFERED": "1", "PYTHONPATH": str(_harness_only_path(folder))}
-        return cls(config, run.host_process("intercept", argv, env), python)
+        return cls(config, run.process("intercept", argv, env, on_host=True), python)
 
     def prepare(self) -> None:
         """Write the config and an empty host map; before the process starts (the process

@@ -249,8 +249,11 @@ class WorkflowUnderTest:
 
     @property
     def execution_timeout_s(self) -> float | None:
-        """Its own execution timeout (settings.executionTimeout), or None."""
-        return wj.execution_timeout_s(self.workflow)
+        """Its own execution timeout (settings.executionTimeout), else n8n's instance default
+        from its manifest's ``env`` (``EXECUTIONS_TIMEOUT``, seconds: n8n applies it to a
+        workflow that sets none, and the stack's every process gets that env), or None."""
+        own = wj.execution_timeout_s(self.workflow)
+        return own if own is not None else wj.timeout_s(self.env.get("EXECUTIONS_TIMEOUT"))
 
     @property
     def parks_for_resume(self) -> bool:

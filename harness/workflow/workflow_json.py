@@ -383,7 +383,17 @@ def execution_timeout_s(workflow: dict[str, Any]) -> float | None:
     """The workflow's own execution timeout (``settings.executionTimeout``, seconds; n8n
     cancels an execution that runs longer), or None when it sets none (-1 or absent)."""
     settings = workflow.get("settings")
-    timeout = settings.get("executionTimeout") if isinstance(settings, dict) else None
-    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+    return timeout_s(settings.get("executionTimeout") if isinstance(settings, dict) else None)
+
+
+def timeout_s(value: object) -> float | None:
+    """A timeout in seconds (a number, or its text as in an environment variable); None for
+    none: absent, -1 (n8n's "no timeout"), 0, or not a number."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
         return None
-    return float(timeout)
+    return float(value)

@@ -34,6 +34,18 @@ def test_the_timeout_is_read_from_the_workflow_settings(
     assert execution_timeout_s({"nodes": [], "settings": settings}) == expected
 
 
+def test_without_its_own_the_instance_default_from_the_manifest_env_counts() -> None:
+    [bundled] = [w for w in discover(BUNDLED_WORKFLOWS) if w.name == "stripe_timeout"]
+    workflow = {**bundled.workflow, "settings": {"executionTimeout": -1}}
+    instance = dataclasses.replace(bundled, workflow=workflow, env={"EXECUTIONS_TIMEOUT": "5"})
+    assert instance.execution_timeout_s == 5.0
+    assert "execution_timeout" in capabilities(instance)
+    assert (
+        dataclasses.replace(instance, env={"EXECUTIONS_TIMEOUT": "-1"}).execution_timeout_s is None
+    )
+    assert dataclasses.replace(bundled, env={"EXECUTIONS_TIMEOUT": "3"}).execution_timeout_s == 5.0
+
+
 class RowsStack:
     def __init__(self, rows: list[dict[str, Any]]) -> None:
         self.rows = rows

@@ -1,4 +1,5 @@
-"""The workflow's own execution timeout (``settings.executionTimeout``) runs out while its
+"""The workflow's execution timeout (its own ``settings.executionTimeout``, else n8n's
+instance default ``EXECUTIONS_TIMEOUT`` from its manifest's ``env``) runs out while its
 node waits at the provider, after the effect committed: the worker cancels the execution
 (its HTTP request aborted, the row ``canceled``), though the charge happened. Only a
 workflow that sets a timeout of at most ``STRIKABLE_S`` runs it (capability

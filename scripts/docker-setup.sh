@@ -85,9 +85,22 @@ if ! command -v dockerd >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2
 fi
 if ! docker info >/dev/null 2>&1; then
   need_root "starting dockerd"
-  say "starting dockerd (log: $CACHE/logs/dockerd.log)"
-  # setsid: the engine outlives this script and the CI step that ran it.
-  setsid /usr/sbin/dockerd >>"$CACHE/logs/dockerd.log" 2>&1 </dev/null &
+  # A dockerd killed with its machine's session leaves its pid file behind, and a new one
+  # then refuses to start ("pid file found"). A live dockerd that is still starting is
+  # waited for instead of doubled.
+  pidfile=/var/run/docker.pid
+  pid=$(cat "$pidfile" 2>/dev/null || true)
+  if [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = dockerd ]; then
+    say "waiting for the dockerd that is starting (pid $pid)"
+  else
+    if [ -e "$pidfile" ]; then
+      say "removing the stale $pidfile (pid ${pid:-none} is no dockerd)"
+      rm -f "$pidfile"
+    fi
+    say "starting dockerd (log: $CACHE/logs/dockerd.log)"
+    # setsid: the engine outlives this script and the CI step that ran it.
+    setsid /usr/sbin/dockerd >>"$CACHE/logs/dockerd.log" 2>&1 </dev/null &
+  fi
   deadline=$((SECONDS + 60))
   until docker info >/dev/null 2>&1; do
     if [ "$SECONDS" -ge "$deadline" ]; then

@@ -106,6 +106,8 @@ def test_expectations_follow_the_promise() -> None:
     assert naive["retry-worker_kill-before_send"] == PASS  # nothing committed before the kill
     # n8n mostly rides a blip out, but work ending while main reconnects may lose its answer
     assert naive["retry-redis_blip-after_commit"] == PASS | CAUGHT
+    # n8n's connection monitor may or may not have its pool back when the answer is released
+    assert naive["retry-postgres_cut-after_commit"] == PASS | CAUGHT
     assert naive["retry-worker_kill-after_commit"] == CAUGHT
     assert naive["concurrent-no_fault-none"] == CAUGHT
     assert naive["retry-response_drop-none"] == CAUGHT

@@ -70,6 +70,8 @@ class CaseRun:
     # them; harness.engine.batch), or None when the case has the stack alone. Beside others, what
     # the case reads of n8n and the provider is narrowed to its own key.
     beside: frozenset[str] | None = None
+    # Each process's log size when the case began: what it logged since is the case's.
+    log_marks: dict[str, int] = field(default_factory=dict)
     _heal_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _timed_heal: threading.Timer | None = field(default=None, repr=False)
     _timed_heal_done: threading.Event = field(default_factory=threading.Event, repr=False)

@@ -10,6 +10,7 @@ branches on a fault's kind: the plug-ins carry their own behaviour and proofs.
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -52,6 +53,8 @@ DELIVERY_S = 300.0  # the sender's own attempts (6 x 30 s + pacing) end well bef
 FAULT_MEET_S = 60.0  # a planted fault waits this long for the effect request to meet it
 SETTLE_S = 90.0
 RECONCILER_TIMEOUT_S = 60.0
+# What main (or the webhook processor) logs when the stall sweep fails an execution's job.
+STALL_LINE = re.compile(r"job stalled more than maxStalledCount \(execution (\d+)\)")
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,7 @@ def run_case(
     )
     run.history.sink = record.attempt
     record.snapshot = lambda: {"journal": run.journal.to_json(), "history": run.history.to_json()}
-    log_marks = {p.name: p.log_size() for p in stack.processes}
+    run.log_marks = {p.name: p.log_size() for p in stack.processes}
     failure: BaseException | None = None
     settled = SettleResult(settled=False, waited_s=0.0)
     try:
@@ -180,7 +183,7 @@ def run_case(
         intercepted = _intercepted(run)  # read once: the verdict and the file use it
         evidence = collect(run, plan, point, settled, intercepted)
         judgement = judge(evidence)
-    _finish(record, run, evidence, judgement, log_marks, intercepted)
+    _finish(record, run, evidence, judgement, run.log_marks, intercepted)
     if failure is not None and not isinstance(failure, KeyboardInterrupt):
         # The terminal, the report and this file say the same: no verdict, a harness error
         # (what the oracle made of what was seen is kept beside it).
@@ -306,6 +309,7 @@ def collect(
         Proof("delivery", plan.name, *_held(plan.proof())),
         Proof("fault", run.fault.name, *_held(run.fault.proof(run.ctx))),
         Proof("crashpoint", point.name, *_held(point.proof())),
+        *_unprovoked_stalls(run, {e["id"] for e in rows}),
     ]
     effect_possible = run.fault.effect_possible
     return Evidence(
@@ -367,6 +371,32 @@ def _node_failures(run: CaseRun, rows: list[dict[str, Any]]) -> list[str]:
                     called = f" (workflow {row['workflow']!r})" if row.get("workflow") else ""
                     lines.append(f"execution {row['id']}{called}: {failure.line()}")
     return lines
+
+
+def _unprovoked_stalls(run: CaseRun, execution_ids: set[str]) -> list[Proof]:
+    """A proof that fails when n8n's stall sweep failed one of the case's executions though
+    its fault touches no process or link: the stack was starved of CPU (a lock renewal came
+    too late), not faulted, so what followed is not the case's scenario. None otherwise."""
+    if not run.fault.shares_stack:  # kills, pauses and cuts stall workers by design
+        return []
+    stalled = sorted(
+        {
+            found.group(1)
+            for proc in run.stack.n8n_processes
+            for found in STALL_LINE.finditer(
+                proc.process.log_since(run.log_marks.get(proc.process.name, 0))
+            )
+        }
+        & execution_ids,
+        key=int,
+    )
+    if not stalled:
+        return []
+    fact = (
+        f"n8n's stall sweep failed execution(s) {', '.join(stalled)}, though fault "
+        f"{run.fault.name} stalls no worker: the stack was starved of CPU, not faulted"
+    )
+    return [Proof("stack", "unprovoked stall", False, fact)]
 
 
 def _held(fact: str | None) -> tuple[bool, str]:

@@ -139,7 +139,7 @@ def judge(evidence: Evidence) -> Judgement:
     if unproven:
         return Judgement(
             Verdict.NO_EVIDENCE,
-            f"the fault did not land in its window: {_facts(unproven)}; {where}",
+            f"the case's window was not proven: {_facts(unproven)}; {where}",
         )
     ack = "acknowledged" if e.acknowledged else "never acknowledged to the sender"
     landed = _facts(e.proofs)

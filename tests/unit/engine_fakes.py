@@ -109,12 +109,32 @@ class FakeRun:
 
 
 @dataclass
+class FakeLog:
+    """A process's log, as the engine reads it (sizes and what came after one)."""
+
+    name: str
+    text: str = ""
+
+    def log_size(self) -> int:
+        return len(self.text)
+
+    def log_since(self, offset: int) -> str:
+        return self.text[offset:]
+
+
+@dataclass
+class FakeN8n:
+    process: FakeLog
+
+
+@dataclass
 class FakeStack:
     run: FakeRun
     provider: FakeProvider = field(default_factory=FakeProvider)
     rows: list[dict[str, Any]] = field(default_factory=list)
     ledger: dict[str, str] = field(default_factory=dict)
     processes: list[Any] = field(default_factory=list)
+    n8n_processes: list[Any] = field(default_factory=list)
     workers: list[Any] = field(default_factory=lambda: [object(), object()])
     intercept: Any = None  # no intercepting proxy: the fake workflows call no upstream host
     api: Any = None

@@ -267,3 +267,31 @@ def test_a_window_that_never_opens_is_judged_not_aborted(
     assert doc["verdict"] == verdict.value
     assert any(e["kind"] == "window.not_opened" for e in doc["journal"])
     assert not any(e["kind"] == "harness.error" for e in doc["journal"])
+
+
+def _main_logging_stalls(stack: fakes.FakeStack, execution_of: str) -> fakes.Behaviour:
+    """A correct workflow during whose run main logs a stall of the execution with id
+    ``execution_of`` ("own": the case's own)."""
+    main = fakes.FakeLog("main")
+    stack.processes.append(main)
+    stack.n8n_processes.append(fakes.FakeN8n(main))
+
+    def behaviour(stack: fakes.FakeStack, body: dict[str, Any]) -> httpx.Response:
+        answer = fakes.charges_once(stack, body)
+        stalled = stack.rows[-1]["id"] if execution_of == "own" else execution_of
+        main.text += f"error job stalled more than maxStalledCount (execution {stalled})\n"
+        return answer
+
+    return behaviour
+
+
+def test_a_stall_no_fault_provoked_makes_the_try_a_harness_error(stack: fakes.FakeStack) -> None:
+    result = run(stack, _main_logging_stalls(stack, "own"))
+    assert result.judgement.verdict is Verdict.NO_EVIDENCE
+    assert "starved of CPU" in result.judgement.explanation
+    assert (result.evidence_path.parent / "logs" / "main.log").read_text().count("stalled") == 1
+
+
+def test_another_cases_stall_leaves_the_verdict_alone(stack: fakes.FakeStack) -> None:
+    result = run(stack, _main_logging_stalls(stack, "999"))
+    assert result.judgement.verdict is Verdict.PASS

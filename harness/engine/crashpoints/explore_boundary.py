@@ -79,27 +79,23 @@ class StrikeKind:
     matrix: tuple[str, str, str] | None = None
 
 
+def _worker_kill(point: Strike, words: str) -> StrikeKind:
+    """A strike that kills the worker: the matrix's retry case that kills it at the crash point
+    of the same name strikes the same window."""
+    return StrikeKind("worker_kill", words, ("retry", "worker_kill", point))
+
+
 STRIKE_KINDS: dict[Strike, StrikeKind] = {
-    "after_commit": StrikeKind(
-        "worker_kill",
-        "killing the worker after the provider committed",
-        ("retry", "worker_kill", "after_commit"),
-    ),
+    "after_commit": _worker_kill("after_commit", "killing the worker after the provider committed"),
     "response_drop": StrikeKind(
         "no_fault",
         "dropping the answer (committed, connection closed) to",
         ("retry", "response_drop", "none"),
     ),
-    "before_send": StrikeKind(
-        "worker_kill",
-        "killing the worker while the request was held before any commit",
-        ("retry", "worker_kill", "before_send"),
+    "before_send": _worker_kill(
+        "before_send", "killing the worker while the request was held before any commit"
     ),
-    "after_response": StrikeKind(
-        "worker_kill",
-        "killing the worker after the answer to",
-        ("retry", "worker_kill", "after_response"),
-    ),
+    "after_response": _worker_kill("after_response", "killing the worker after the answer to"),
     "repeat_at_commit": StrikeKind(
         "no_fault", "delivering the same event again while the provider held the committed"
     ),

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Literal
@@ -23,6 +24,10 @@ from harness.stack.readiness import Readiness, wait_ready
 from harness.stack.run import RunContext
 
 Role = Literal["main", "worker", "webhook"]
+# A worker's word that it took up, or ended, an execution's queue job.
+JOB_LINE = re.compile(
+    r"^(\S*).*Worker (started|finished) execution (\d+) \(job (\d+)\)", re.MULTILINE
+)
 
 # Every internet-calling feature off (the n8n team's own test stacks do the same).
 OFFLINE_SETTINGS = {
@@ -140,6 +145,42 @@ class SharedEnv:
         return env
 
 
+@dataclass
+class JobLog:
+    """The jobs a worker's log names, read incrementally: a crash case polls them while it
+    waits, and a log grows to megabytes. A start appends to the log, so what was read stays
+    read; a spare taking the worker's place brings another log, read from its start."""
+
+    _path: Path | None = None
+    _read: int = 0
+    _jobs: dict[str, dict[int, tuple[str, bool]]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def jobs_of(self, path: Path, execution_id: str) -> dict[int, tuple[str, bool]]:
+        with self._lock:
+            self._read_new(path)
+            return dict(self._jobs.get(execution_id, {}))
+
+    def _read_new(self, path: Path) -> None:
+        if path != self._path:
+            self._path, self._read, self._jobs = path, 0, {}
+        try:
+            with path.open("rb") as log:
+                log.seek(self._read)
+                fresh = log.read()
+        except OSError:
+            return
+        whole = fresh.rfind(b"\n") + 1  # a line still being written is read next time
+        self._read += whole
+        for at, what, execution, job in JOB_LINE.findall(fresh[:whole].decode(errors="replace")):
+            jobs = self._jobs.setdefault(execution, {})
+            started_at, finished = jobs.get(int(job), (at, False))
+            jobs[int(job)] = (
+                at if what == "started" else started_at,
+                finished or what == "finished",
+            )
+
+
 class N8nProcess:
     """One n8n process with the handles a fault needs: pid, kill, pause, resume, restart."""
 
@@ -180,6 +221,7 @@ class N8nProcess:
             "worker": ["worker", "--concurrency=5"],
             "webhook": ["webhook"],
         }[role]
+        self.job_log = JobLog()
         # cwd is the user folder: n8n loads a .env from its working directory.
         self.process: ManagedProcess = run.process(
             name,
@@ -223,21 +265,7 @@ class N8nProcess:
         log's time of its start, finished?), from "Worker started/finished execution N (job
         J)". An execution has several jobs when it was resumed (Wait node), and a stalled job
         is picked up again by another worker."""
-        try:
-            log = self.process.log_path.read_text(errors="replace")
-        except OSError:
-            return {}
-        line = (
-            rf"^(\S*).*Worker (started|finished) execution {re.escape(execution_id)} \(job (\d+)\)"
-        )
-        jobs: dict[int, tuple[str, bool]] = {}
-        for at, what, job in re.findall(line, log, re.MULTILINE):
-            started_at, finished = jobs.get(int(job), (at, False))
-            jobs[int(job)] = (
-                at if what == "started" else started_at,
-                finished or what == "finished",
-            )
-        return jobs
+        return self.job_log.jobs_of(self.process.log_path, execution_id)
 
     def restart(self, ready_timeout_s: float = 120.0) -> float:
         """Stop (or reap a killed process), start again, wait ready; returns seconds to ready."""

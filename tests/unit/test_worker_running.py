@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from harness.stack.n8n import N8nProcess
+from harness.stack.n8n import JobLog, N8nProcess
 from harness.stack.stack import Stack
 
 
@@ -15,6 +15,7 @@ def _worker(tmp_path: Path, name: str, lines: list[str]) -> N8nProcess:
     log.write_text("".join(f'{line} {{ "scopes": ["scaling"] }}\n' for line in lines))
     worker = object.__new__(N8nProcess)
     worker.process = SimpleNamespace(log_path=log)  # type: ignore[assignment]
+    worker.job_log = JobLog()
     return worker
 
 
@@ -74,3 +75,17 @@ def test_a_stalled_job_taken_up_again_is_found_where_it_runs_now(tmp_path: Path)
         _worker(tmp_path, "worker1", ["09:00:31.000   info    Worker started execution 5 (job 5)"]),
     )
     assert stack.worker_running("5") == 1
+
+
+def test_the_log_is_read_as_it_grows_a_half_written_line_waits(tmp_path: Path) -> None:
+    worker = _worker(
+        tmp_path, "worker0", ["09:44:20.437   info    Worker started execution 5 (job 5)"]
+    )
+    assert worker.jobs_of("5") == {5: ("09:44:20.437", False)}
+    with worker.process.log_path.open("a") as log:
+        log.write("09:44:21.000   info    Worker finished execution 5 (job 5)")  # no newline yet
+        log.flush()
+        assert worker.jobs_of("5") == {5: ("09:44:20.437", False)}
+        log.write(' { "scopes": ["scaling"] }\n')
+    assert worker.jobs_of("5") == {5: ("09:44:20.437", True)}
+    assert worker.jobs_of("6") == {}

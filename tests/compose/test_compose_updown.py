@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.processes import run_down
+from tests.support.processes import ends_with_the_test, run_down
 
 UP_DEADLINE_S = 900.0
 
@@ -61,6 +61,7 @@ def test_up_gives_a_stack_to_poke_and_down_leaves_nothing(
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            preexec_fn=ends_with_the_test,
         )
     project = ""
     try:

@@ -21,7 +21,7 @@ from harness.stack.readiness import Readiness, wait_ready
 from harness.stack.reaper import tagged_pids
 from harness.stack.stack import StackConfig
 from harness.workflow.manifest import BUNDLED_WORKFLOWS, workflows_env
-from tests.support.processes import alive, run_down
+from tests.support.processes import alive, ends_with_the_test, run_down
 
 pytestmark = pytest.mark.integration
 
@@ -74,7 +74,11 @@ def test_a_run_attaches_to_up_and_down_ends_everything(tmp_path: Path) -> None:
     up_log = tmp_path / "up.log"
     with up_log.open("w") as log:
         up = subprocess.Popen(
-            [sys.executable, "-m", "harness", "up"], env=env, stdout=log, stderr=subprocess.STDOUT
+            [sys.executable, "-m", "harness", "up"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=ends_with_the_test,
         )
     try:
 

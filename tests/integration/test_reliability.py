@@ -17,7 +17,7 @@ import pytest
 
 from harness.stack.readiness import Readiness, wait_ready
 from harness.stack.reaper import tagged_pids
-from tests.support.processes import alive
+from tests.support.processes import alive, ends_with_the_test
 
 pytestmark = pytest.mark.integration
 
@@ -61,6 +61,7 @@ def up(runs: Path, *args: str) -> subprocess.Popen[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ends_with_the_test,
     )
 
 

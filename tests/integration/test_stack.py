@@ -20,7 +20,7 @@ from harness.stack.readiness import Readiness, wait_ready
 from harness.stack.reaper import tagged_pids
 from harness.stack.stack import Stack
 from harness.workflow.minimal_workflow import webhook_then_http
-from tests.support.processes import alive, run_down
+from tests.support.processes import alive, ends_with_the_test, run_down
 from tests.support.upstream import UpstreamState
 
 pytestmark = pytest.mark.integration
@@ -168,6 +168,7 @@ def test_up_and_down_leave_no_process_behind(tmp_path: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ends_with_the_test,
     )
     try:
 

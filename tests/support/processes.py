@@ -1,8 +1,11 @@
-"""Process checks the stack tests share: is a pid alive, and `n8n-chaos down` as a user runs it."""
+"""Process checks the stack tests share: is a pid alive, `n8n-chaos down` as a user runs it,
+and a CLI the test starts that ends when the test's process dies."""
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -30,3 +33,11 @@ def run_down(env: dict[str, str], timeout_s: float) -> subprocess.CompletedProce
         timeout=timeout_s,
         check=False,
     )
+
+
+def ends_with_the_test() -> None:
+    """``preexec_fn`` for a long-lived CLI a test starts (``up``): SIGTERM to it when the
+    test's process dies, so a pytest that is killed leaves no stack behind (``up`` ends its
+    stack on SIGTERM, as on Ctrl-C)."""
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG

@@ -64,8 +64,21 @@ def snapshot() -> dict[int, tuple[str, float]]:
         except OSError:
             continue
         fields = stat.rsplit(")", 1)[1].split()
-        seen[int(entry.name)] = (part_of(cmdline), (int(fields[11]) + int(fields[12])) / TICK)
+        # A process that is exiting (a killed worker, a zombie) has an empty command line: ""
+        # here, and the part it was seen as before is kept (see ``merge``).
+        part = part_of(cmdline) if cmdline.strip() else ""
+        seen[int(entry.name)] = (part, (int(fields[11]) + int(fields[12])) / TICK)
     return seen
+
+
+def merge(last: dict[int, tuple[str, float]], now: dict[int, tuple[str, float]]) -> None:
+    """Fold a snapshot into ``last``: a pid keeps the part it was first seen as, so a process's
+    CPU at its death (its final reading, with its command line gone) stays with its part.
+    Before this, n8n processes that died in a case (killed workers, stopped stacks) were
+    counted as "other": a fifth of a CI run's CPU."""
+    for pid, (part, cpu) in now.items():
+        known = last.get(pid, ("", 0.0))[0]
+        last[pid] = (known or part or "other", cpu)
 
 
 def measure(command: list[str]) -> dict[str, object]:
@@ -74,12 +87,12 @@ def measure(command: list[str]) -> dict[str, object]:
     last: dict[int, tuple[str, float]] = {}
     proc = subprocess.Popen(command)
     while proc.poll() is None:
-        last.update(snapshot())
+        merge(last, snapshot())
         time.sleep(1.0)  # a sampling period, not a wait for anything
-    last.update(snapshot())
+    merge(last, snapshot())
     by_part: dict[str, float] = {}
     for pid, (part, cpu) in last.items():
-        base = before.get(pid, (part, 0.0))[1]
+        base = before.get(pid, (part, 0.0))[1]  # running before the command: only the growth
         by_part[part] = by_part.get(part, 0.0) + max(0.0, cpu - base)
     return {
         "command": command,

@@ -27,6 +27,7 @@ from harness.engine.case_run import CaseRun
 from harness.engine.crashpoints import CrashPoint, get_crashpoint
 from harness.engine.deliveries import DeliveryPlan, get_delivery
 from harness.engine.faults import get_fault
+from harness.engine.faults.base import WorkerFault
 from harness.engine.settle import SettleResult
 from harness.engine.workload import DeliveryAttempt
 from harness.errors import CaseAborted, HarnessError
@@ -374,27 +375,27 @@ def _node_failures(run: CaseRun, rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _unprovoked_stalls(run: CaseRun, execution_ids: set[str]) -> list[Proof]:
-    """A proof that fails when n8n's stall sweep failed one of the case's executions though
-    its fault touches no process or link: the stack was starved of CPU (a lock renewal came
-    too late), not faulted, so what followed is not the case's scenario. None otherwise."""
-    if not run.fault.shares_stack:  # kills, pauses and cuts stall workers by design
+    """A proof that fails when n8n's stall sweep failed one of the case's executions that the
+    fault did not strike: the stack was starved of CPU (a lock renewal came too late), so
+    what followed is not the case's scenario. None otherwise. A fault on the links or on
+    main may stall any execution, and is not checked."""
+    if run.fault.shares_stack:  # touches no process or link: no stall is its doing
+        struck: set[str] = set()
+    elif isinstance(run.fault, WorkerFault):  # the struck worker's executions stall by design
+        struck = run.ctx.struck_executions
+    else:
         return []
-    stalled = sorted(
-        {
-            found.group(1)
-            for proc in run.stack.n8n_processes
-            for found in STALL_LINE.finditer(
-                proc.process.log_since(run.log_marks.get(proc.process.name, 0))
-            )
-        }
-        & execution_ids,
-        key=int,
+    logs = (
+        proc.process.log_since(run.log_marks.get(proc.process.name, 0))
+        for proc in run.stack.n8n_processes
     )
+    found = {m.group(1) for log in logs for m in STALL_LINE.finditer(log)}
+    stalled = sorted((found & execution_ids) - struck, key=int)
     if not stalled:
         return []
     fact = (
-        f"n8n's stall sweep failed execution(s) {', '.join(stalled)}, though fault "
-        f"{run.fault.name} stalls no worker: the stack was starved of CPU, not faulted"
+        f"n8n's stall sweep failed execution(s) {', '.join(stalled)}, which fault "
+        f"{run.fault.name} did not strike: the stack was starved of CPU, not faulted"
     )
     return [Proof("stack", "unprovoked stall", False, fact)]
 

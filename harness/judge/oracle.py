@@ -5,7 +5,9 @@ history, the workflow ledger, the proofs that the fault landed, whether the case
 starts nothing. A saved ``evidence.json`` can be re-judged offline with the current oracle.
 
 A definite violation that the ground truth shows outranks everything else, also a fault that
-did not land (then the explanation says so). The verdicts, in order of precedence, with their
+did not land (then the explanation says so), but for a stack that did not run the case's
+scenario (a ``stack`` proof that failed: a stall no fault provoked), which makes the try
+NO-EVIDENCE whatever it showed. The verdicts, in order of precedence, with their
 meanings: ``harness.judge.verdicts`` (``n8n-chaos list --verdicts``); this module decides when each
 is given.
 """
@@ -124,6 +126,14 @@ def judge(evidence: Evidence) -> Judgement:
         if unproven
         else ""
     )
+    starved = [p for p in e.proofs if p.role == "stack" and not p.held]
+    if starved:  # not the case's scenario: even a violation it shows is not the case's
+        seen = _definite(e)
+        also = f"; it showed {seen[0].value} ({seen[1]})" if seen else ""
+        return Judgement(
+            Verdict.NO_EVIDENCE,
+            f"the stack did not run the case's scenario: {_facts(starved)}{also}; {where}",
+        )
     found = _definite(e)
     if found is None and not e.settled:
         live = ", ".join(e.live_executions) or "?"

@@ -161,6 +161,12 @@ class JobLog:
             self._read_new(path)
             return dict(self._jobs.get(execution_id, {}))
 
+    def running(self, path: Path) -> set[str]:
+        """The executions with a job this worker took up and has not finished."""
+        with self._lock:
+            self._read_new(path)
+            return {e for e, jobs in self._jobs.items() if not all(f for _, f in jobs.values())}
+
     def _read_new(self, path: Path) -> None:
         if path != self._path:
             self._path, self._read, self._jobs = path, 0, {}
@@ -266,6 +272,10 @@ class N8nProcess:
         J)". An execution has several jobs when it was resumed (Wait node), and a stalled job
         is picked up again by another worker."""
         return self.job_log.jobs_of(self.process.log_path, execution_id)
+
+    def running_executions(self) -> set[str]:
+        """The executions this (worker) process is running now, by its log."""
+        return self.job_log.running(self.process.log_path)
 
     def restart(self, ready_timeout_s: float = 120.0) -> float:
         """Stop (or reap a killed process), start again, wait ready; returns seconds to ready."""

@@ -9,6 +9,7 @@ import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -20,6 +21,7 @@ from harness.engine.case_run import CaseRun
 from harness.engine.contract import CaseWorld
 from harness.engine.crashpoints.base import CRASHPOINTS, Window
 from harness.engine.deliveries.base import DELIVERIES, Plan
+from harness.engine.faults import get_fault
 from harness.engine.workload import BackgroundDelivery, SenderPolicy
 from harness.judge.oracle import Verdict
 from harness.matrix.cases import Case, Scenario
@@ -295,3 +297,19 @@ def test_a_stall_no_fault_provoked_makes_the_try_a_harness_error(stack: fakes.Fa
 def test_another_cases_stall_leaves_the_verdict_alone(stack: fakes.FakeStack) -> None:
     result = run(stack, _main_logging_stalls(stack, "999"))
     assert result.judgement.verdict is Verdict.PASS
+
+
+def test_under_a_worker_fault_only_a_stall_of_an_execution_it_did_not_strike_counts() -> None:
+    main = fakes.FakeLog("main", "job stalled more than maxStalledCount (execution 73)\n")
+    run_ = SimpleNamespace(
+        fault=get_fault("worker_kill"),
+        ctx=SimpleNamespace(struck_executions={"73"}),
+        stack=SimpleNamespace(n8n_processes=[fakes.FakeN8n(main)]),
+        log_marks={},
+    )
+    assert runner._unprovoked_stalls(run_, {"73", "74"}) == []  # type: ignore[arg-type]
+    main.text += "job stalled more than maxStalledCount (execution 74)\n"
+    (proof,) = runner._unprovoked_stalls(run_, {"73", "74"})  # type: ignore[arg-type]
+    assert not proof.held and "execution(s) 74," in proof.fact
+    run_.fault = get_fault("redis_outage")  # a link fault may stall any execution
+    assert runner._unprovoked_stalls(run_, {"73", "74"}) == []  # type: ignore[arg-type]

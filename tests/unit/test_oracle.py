@@ -134,6 +134,13 @@ CASES = {
         Verdict.DUPLICATE,
     ),
     "the fault did not land, promise held": (evidence(proofs=NOT_LANDED), Verdict.NO_EVIDENCE),
+    "a stall no fault provoked outranks even a violation": (
+        evidence(
+            commits=[commit(0), commit(1)],
+            proofs=[*LANDED, Proof("stack", "unprovoked stall", False, "starved")],
+        ),
+        Verdict.NO_EVIDENCE,
+    ),
     "a violation outranks NO-EVIDENCE": (
         evidence(commits=[], ledger_state=None, proofs=NOT_LANDED),
         Verdict.LOST,

@@ -82,6 +82,7 @@ def test_the_log_is_read_as_it_grows_a_half_written_line_waits(tmp_path: Path) -
         tmp_path, "worker0", ["09:44:20.437   info    Worker started execution 5 (job 5)"]
     )
     assert worker.jobs_of("5") == {5: ("09:44:20.437", False)}
+    assert worker.running_executions() == {"5"}
     with worker.process.log_path.open("a") as log:
         log.write("09:44:21.000   info    Worker finished execution 5 (job 5)")  # no newline yet
         log.flush()
@@ -89,3 +90,4 @@ def test_the_log_is_read_as_it_grows_a_half_written_line_waits(tmp_path: Path) -
         log.write(' { "scopes": ["scaling"] }\n')
     assert worker.jobs_of("5") == {5: ("09:44:20.437", True)}
     assert worker.jobs_of("6") == {}
+    assert worker.running_executions() == set()

@@ -21,7 +21,7 @@ workflow (``needs``), and whether it loses the sender's answer after the effect 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from harness.engine.journal import Journal
@@ -40,6 +40,9 @@ class FaultContext:
     reference: str  # the business key of the case
     effect: str = "charge"  # the provider effect kind the workflow performs (charge | email)
     target_worker: int | None = None  # set by the crash point: the worker running the execution
+    # The executions running on a worker when a fault struck it: n8n's stall sweep may fail
+    # these (and only these) because of the fault.
+    struck_executions: set[str] = field(default_factory=set)
     workflow_id: str = ""  # the workflow under test, as deployed (its executions' rows)
     execution_timeout_s: float | None = None  # its settings.executionTimeout, if any
 
@@ -133,6 +136,7 @@ class WorkerFault(NoAction):
     def target_worker(self, ctx: FaultContext) -> N8nProcess:
         """The worker running the execution, its strike journaled."""
         worker = ctx.stack.workers[ctx.target()]
+        ctx.struck_executions |= worker.running_executions()
         ctx.journal.record("fault.inject", self.name, worker=worker.name, pid=worker.pid)
         return worker
 

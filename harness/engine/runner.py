@@ -27,7 +27,6 @@ from harness.engine.case_run import CaseRun
 from harness.engine.crashpoints import CrashPoint, get_crashpoint
 from harness.engine.deliveries import DeliveryPlan, get_delivery
 from harness.engine.faults import get_fault
-from harness.engine.faults.base import WorkerFault
 from harness.engine.settle import SettleResult
 from harness.engine.workload import DeliveryAttempt
 from harness.errors import CaseAborted, HarnessError
@@ -377,13 +376,11 @@ def _node_failures(run: CaseRun, rows: list[dict[str, Any]]) -> list[str]:
 def _unprovoked_stalls(run: CaseRun, execution_ids: set[str]) -> list[Proof]:
     """A proof that fails when n8n's stall sweep failed one of the case's executions that the
     fault did not strike: the stack was starved of CPU (a lock renewal came too late), so
-    what followed is not the case's scenario. None otherwise. A fault on the links or on
-    main may stall any execution, and is not checked."""
-    if run.fault.shares_stack:  # touches no process or link: no stall is its doing
-        struck: set[str] = set()
-    elif isinstance(run.fault, WorkerFault):  # the struck worker's executions stall by design
-        struck = run.ctx.struck_executions
-    else:
+    what followed is not the case's scenario. None otherwise. A fault that does not say
+    which executions it struck (``FaultContext.struck_executions``) is not checked."""
+    # A fault that touches no process or link strikes nothing.
+    struck = set() if run.fault.shares_stack else run.ctx.struck_executions
+    if struck is None:
         return []
     logs = (
         proc.process.log_since(run.log_marks.get(proc.process.name, 0))

@@ -303,13 +303,18 @@ def test_under_a_worker_fault_only_a_stall_of_an_execution_it_did_not_strike_cou
     main = fakes.FakeLog("main", "job stalled more than maxStalledCount (execution 73)\n")
     run_ = SimpleNamespace(
         fault=get_fault("worker_kill"),
-        ctx=SimpleNamespace(struck_executions={"73"}),
+        ctx=SimpleNamespace(struck_executions=None),
         stack=SimpleNamespace(n8n_processes=[fakes.FakeN8n(main)]),
         log_marks={},
     )
+    run_.fault.prepare(run_.ctx)
+    assert run_.ctx.struck_executions == set()
+    run_.ctx.struck_executions.add("73")  # as target_worker reads it from the worker's log
     assert runner._unprovoked_stalls(run_, {"73", "74"}) == []  # type: ignore[arg-type]
     main.text += "job stalled more than maxStalledCount (execution 74)\n"
     (proof,) = runner._unprovoked_stalls(run_, {"73", "74"})  # type: ignore[arg-type]
     assert not proof.held and "execution(s) 74," in proof.fact
     run_.fault = get_fault("redis_outage")  # a link fault may stall any execution
+    run_.ctx.struck_executions = None
+    run_.fault.prepare(run_.ctx)
     assert runner._unprovoked_stalls(run_, {"73", "74"}) == []  # type: ignore[arg-type]

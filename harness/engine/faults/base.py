@@ -21,7 +21,7 @@ workflow (``needs``), and whether it loses the sender's answer after the effect 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from harness.engine.journal import Journal
@@ -40,9 +40,10 @@ class FaultContext:
     reference: str  # the business key of the case
     effect: str = "charge"  # the provider effect kind the workflow performs (charge | email)
     target_worker: int | None = None  # set by the crash point: the worker running the execution
-    # The executions running on a worker when a fault struck it: n8n's stall sweep may fail
-    # these (and only these) because of the fault.
-    struck_executions: set[str] = field(default_factory=set)
+    # The executions a fault struck, which n8n's stall sweep may fail because of it; None: the
+    # fault does not say (a link or main fault may stall any execution). A worker fault names
+    # those running on its worker at the strike.
+    struck_executions: set[str] | None = None
     workflow_id: str = ""  # the workflow under test, as deployed (its executions' rows)
     execution_timeout_s: float | None = None  # its settings.executionTimeout, if any
 
@@ -133,10 +134,13 @@ class WorkerFault(NoAction):
     def __init__(self) -> None:
         self.facts: list[str] = []
 
+    def prepare(self, ctx: FaultContext) -> None:
+        ctx.struck_executions = set()  # only what it strikes may stall
+
     def target_worker(self, ctx: FaultContext) -> N8nProcess:
         """The worker running the execution, its strike journaled."""
         worker = ctx.stack.workers[ctx.target()]
-        ctx.struck_executions |= worker.running_executions()
+        ctx.struck_executions = {*(ctx.struck_executions or ()), *worker.running_executions()}
         ctx.journal.record("fault.inject", self.name, worker=worker.name, pid=worker.pid)
         return worker
 

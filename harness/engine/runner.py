@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -395,6 +396,14 @@ def _unprovoked_stalls(run: CaseRun, execution_ids: set[str]) -> list[Proof]:
         f"{run.fault.name} did not strike: the stack was starved of CPU, not faulted"
     )
     return [Proof("stack", "unprovoked stall", False, fact)]
+
+
+def set_aside(case_dir: Path, try_no: int) -> Path:
+    """Move a try's evidence to ``<case>.try<k>`` so the next try starts from an empty folder."""
+    kept = case_dir.with_name(f"{case_dir.name}.try{try_no}")
+    shutil.rmtree(kept, ignore_errors=True)  # an earlier run's leftover in a reused run folder
+    case_dir.rename(kept)
+    return kept
 
 
 def _held(fact: str | None) -> tuple[bool, str]:

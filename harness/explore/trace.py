@@ -5,12 +5,11 @@ n8n's execution data, the intercepting proxy's journal, the provider's attempt l
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.engine.runner import run_case
+from harness.engine.runner import run_case, set_aside
 from harness.explore.boundary import ProviderAttempt, Seen, Trace, assemble
 from harness.judge.oracle import Verdict
 from harness.matrix.cases import Case, Scenario, expected_for
@@ -47,10 +46,7 @@ def trace_workflow(
     if result.judgement.verdict is Verdict.NO_EVIDENCE:
         # The harness failed that try (a stall on a starved stack): once more, as the matrix
         # does, with the first try's evidence kept beside it.
-        first = result.evidence_path.parent
-        kept = first.with_name(f"{first.name}.try1")
-        shutil.rmtree(kept, ignore_errors=True)
-        first.rename(kept)
+        set_aside(result.evidence_path.parent, 1)
         started = time.time()
         result = run_case(case, stack, workflow, deployment)
     ended = time.time()

@@ -5,15 +5,13 @@ case of the workflows found (bundled, or ``--chaos-workflows DIR``); ids read
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
 from harness.engine.batch import SharedRuns
-from harness.engine.runner import CaseResult, PhaseObserver, run_case
+from harness.engine.runner import CaseResult, PhaseObserver, run_case, set_aside
 from harness.errors import CaseAborted, HarnessCaseError
 from harness.front.plugin import ChaosDeployments
 from harness.judge.oracle import Verdict
@@ -61,7 +59,7 @@ def test_exactly_once(
         if not _fault_missed(chaos_case, result) or try_no > chaos_harness_retries:
             break
         # The harness, not the workflow, failed this try: run the case again, keep this one.
-        kept = _set_aside(case_dir, try_no)
+        kept = set_aside(case_dir, try_no)
         earlier.append(f"try {try_no} NO-EVIDENCE ({result.judgement.explanation}; kept in {kept})")
     verdict = result.judgement.verdict
     explanation = result.judgement.explanation
@@ -88,11 +86,3 @@ def test_exactly_once(
 def _fault_missed(case: Case, result: CaseResult) -> bool:
     verdict = result.judgement.verdict
     return verdict is Verdict.NO_EVIDENCE and verdict not in case.expected
-
-
-def _set_aside(case_dir: Path, try_no: int) -> Path:
-    """Move a try's evidence to ``<case>.try<k>`` so the next try starts from an empty folder."""
-    kept = case_dir.with_name(f"{case_dir.name}.try{try_no}")
-    shutil.rmtree(kept, ignore_errors=True)  # an earlier run's leftover in a reused run folder
-    case_dir.rename(kept)
-    return kept

@@ -20,7 +20,9 @@ SUBSET = (
     "payment_idempotent-retry-worker_pause-after_commit",
     "payment_idempotent-retry-main_kill-after_commit",
     "payment_idempotent-retry-response_drop-none",
-    "payment_idempotent-concurrent-no_fault-none-r1",
+    # Not the concurrent delivery: it touches nothing a backend does differently (the native
+    # matrix runs it), and its five executions on containers beside three native stacks met
+    # n8n's stall sweep in two tries of one CI run (NO-EVIDENCE, a starved stack).
     "payment_idempotent-late-no_fault-none",
     "payment_idempotent-retry-postgres_cut-after_commit",
     # A workflow that is not exactly-once: the violation must be caught on containers too.
@@ -48,6 +50,9 @@ def test_subset_on_compose_gives_the_native_verdicts(docker_ready: None, tmp_pat
             "--backend=compose",
             # A container's n8n migrates a fresh database (no template): minutes on a busy CI.
             "--n8n-ready-timeout=600",
+            # A starved stack's false stall is a harness error retried, not a verdict: one
+            # more try than the matrix's default beside three native stacks.
+            "--chaos-harness-retries=2",
             f"--n8n-runs-dir={runs}",
             f"--alluredir={tmp_path / 'allure'}",
             "-k",

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from docker.errors import APIError
 
 from harness.errors import ConfigError
 from harness.stack import reaper
-from harness.stack.docker.container import ContainerProcess
+from harness.stack.docker.container import PAUSE_ATTEMPTS, ContainerProcess
 from harness.stack.docker.project import (
     CONTAINER_CA_CERT,
     LOCAL_N8N_IMAGE,
@@ -162,6 +163,35 @@ def test_container_pause_proof_needs_the_engines_paused_state(tmp_path: Path) ->
     assert _container({"Running": True, "Paused": False, "Pid": 1}, tmp_path).pause_proof() is None
     paused = _container({"Running": True, "Paused": True, "Pid": 0}, tmp_path).pause_proof()
     assert paused is not None and "paused (docker inspect)" in paused
+
+
+class _Freezing:
+    """A container whose first ``refusals`` pauses runc could not freeze."""
+
+    def __init__(self, refusals: int, error: str = "OCI runtime pause failed: unable to freeze"):
+        self.refusals, self.error, self.calls = refusals, error, 0
+
+    def pause(self) -> None:
+        self.calls += 1
+        if self.calls <= self.refusals:
+            raise APIError(self.error)
+
+
+def test_a_pause_runc_could_not_freeze_is_asked_again(tmp_path: Path) -> None:
+    proc = _container({}, tmp_path)
+    frozen = _Freezing(refusals=2)
+    proc._container = lambda: frozen  # type: ignore[method-assign,assignment,return-value]
+    proc.pause()
+    assert frozen.calls == 3 and proc.paused
+    never = _Freezing(refusals=PAUSE_ATTEMPTS)
+    proc._container = lambda: never  # type: ignore[method-assign,assignment,return-value]
+    with pytest.raises(APIError, match="unable to freeze"):
+        proc.pause()
+    other = _Freezing(refusals=1, error="No such container")
+    proc._container = lambda: other  # type: ignore[method-assign,assignment,return-value]
+    with pytest.raises(APIError):
+        proc.pause()
+    assert other.calls == 1
 
 
 def test_native_proofs_are_the_kernels_word(tmp_path: Path) -> None:

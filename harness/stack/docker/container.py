@@ -25,6 +25,7 @@ from harness.stack.process import ManagedProcess
 
 SIGKILL_EXIT = 128 + 9  # how docker reports a container whose init died of SIGKILL
 _FOLLOW_JOIN_S = 5.0
+PAUSE_ATTEMPTS = 3  # a docker pause that runc could not freeze is asked again, this often
 
 
 class _NoGroups:
@@ -86,7 +87,16 @@ class ContainerProcess(ManagedProcess):
         self._ended()
 
     def pause(self) -> None:
-        self._container().pause()
+        container = self._container()
+        # runc gives up freezing a cgroup whose tasks do not stop in time ("unable to freeze"),
+        # as on a starved machine, and thaws it again: the pause did not happen, so ask again.
+        for attempt in range(1, PAUSE_ATTEMPTS + 1):
+            try:
+                container.pause()
+                break
+            except APIError as exc:
+                if "unable to freeze" not in str(exc) or attempt == PAUSE_ATTEMPTS:
+                    raise
         self.paused = True
 
     def resume(self) -> None:

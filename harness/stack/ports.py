@@ -1,7 +1,10 @@
 """Ports on 127.0.0.1: free ones chosen at run time, fixed ones checked before use.
 
-A free port is the kernel's choice (bind to port 0), but it is only free until someone binds
-it, and a stack binds its ~30 ports seconds later. Several stacks start at once on one
+A free port is one that binds now, but it is only free until someone binds it, and a stack
+binds its ~30 ports seconds later. So it is drawn below the kernel's ephemeral range
+(``ip_local_port_range``), where no outgoing connection takes it in the meantime (a CI run saw
+one take a proxy's port between the choice and Toxiproxy's listen); where that range leaves no
+room below it, the kernel's own choice (port 0). Several stacks start at once on one
 machine (``pytest -n 2``, other users' runs), so each port handed out is also *reserved*: a
 file ``<tmp>/n8n-chaos-ports/<port>`` created exclusively, holding the pid of the process
 that took it. Another harness process skips a port whose holder is alive; a dead holder's
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import socket
 import tempfile
 import threading
@@ -87,12 +91,29 @@ def _reserve(port: int, directory: Path) -> bool:
     return False
 
 
+_LOWEST = 20000  # below it, well-known services' ports
+_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def _below_ephemeral() -> tuple[int, int] | None:
+    """The ports from _LOWEST up to the kernel's ephemeral range; None when too few."""
+    try:
+        first = int(_EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return (_LOWEST, first) if first - _LOWEST >= 2000 else None
+
+
 def free_port() -> int:
     """A port that was free a moment ago, reserved for this process (see module doc)."""
     directory = reservations_dir()
+    below = _below_ephemeral()
     for _ in range(200):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.bind((HOST, 0))
+            try:
+                sock.bind((HOST, random.randrange(*below) if below else 0))
+            except OSError:
+                continue  # taken (or in TIME_WAIT): draw another
             port = int(sock.getsockname()[1])
         with _lock:
             if port in _handed_out:

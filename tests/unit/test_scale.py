@@ -68,6 +68,21 @@ def test_free_ports_are_reserved_and_never_handed_out_twice(
     assert not any((tmp_path / str(p)).exists() for p in got)
 
 
+def test_free_ports_lie_below_the_kernels_ephemeral_range(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An outgoing connection's local port comes from that range: it cannot take ours.
+    monkeypatch.setenv("N8N_CHAOS_PORTS_DIR", str(tmp_path))
+    ephemeral = tmp_path / "ip_local_port_range"
+    ephemeral.write_text("32768\t60999\n")
+    monkeypatch.setattr(ports, "_EPHEMERAL_RANGE", ephemeral)
+    got = [ports.free_port() for _ in range(20)]
+    assert all(20000 <= p < 32768 for p in got), got
+    ports.release_ports(got)
+    ephemeral.write_text("21000\t60999\n")  # no room below it: the kernel's choice
+    assert ports._below_ephemeral() is None
+
+
 def test_a_port_held_by_a_live_process_is_skipped_a_dead_ones_taken_over(
     tmp_path: Path,
 ) -> None:

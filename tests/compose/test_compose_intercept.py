@@ -48,11 +48,13 @@ def test_a_container_reaches_the_provider_through_the_hosts_proxy(compose_stack:
 
     stack.intercept.set_hosts(["api.stripe.com"])
     seen = len(stack.intercept.journal())
-    answer = trigger(stack, "POST", "https://api.stripe.com/v1/payment_intents")
+    # A container's first execution on a machine busy with other stacks' boots (CI) can take
+    # long: a deadline that only a hang misses.
+    answer = trigger(stack, "POST", "https://api.stripe.com/v1/payment_intents", timeout_s=240)
     new = [e for e in stack.intercept.journal()[seen:] if e.host == "api.stripe.com"]
     assert [(e.outcome, e.listener) for e in new] == [("forwarded", "worker0")], new
     assert new[0].status == answer["statusCode"] != 502, answer
     assert not [e for e in stack.intercept.journal() if e.outcome == "tls_failed"]
 
-    refused = trigger(stack, "GET", "https://example.com/")
+    refused = trigger(stack, "GET", "https://example.com/", timeout_s=240)
     assert refused["statusCode"] == 502 and "no fake answers host example.com" in str(refused)

@@ -40,10 +40,24 @@ def call_workflow(path: str, method: str, url: str) -> dict[str, Any]:
     return webhook_then_http(path, "Call", request)
 
 
-def trigger(stack: Stack, method: str, url: str) -> dict[str, Any]:
+def trigger(stack: Stack, method: str, url: str, timeout_s: float = 60.0) -> dict[str, Any]:
+    """Run ``call_workflow`` once; an answer not given by ``timeout_s`` fails the test with
+    what the proxy and the n8n processes logged meanwhile (the run folder is gone with CI's
+    machine, the test's output is not)."""
     deployed = stack.deploy(call_workflow("icpt-" + uuid.uuid4().hex[:8], method, url))
     assert deployed.webhook_url is not None
-    response = httpx.post(deployed.webhook_url, json={}, timeout=60)
+    offsets = {p.name: p.log_size() for p in stack.processes}
+    try:
+        response = httpx.post(deployed.webhook_url, json={}, timeout=timeout_s)
+    except httpx.TimeoutException:
+        logged = "\n".join(
+            f"--- {p.name} ---\n{p.log_since(offsets.get(p.name, 0))[-4000:]}"
+            for p in stack.processes
+        )
+        pytest.fail(
+            f"{method} {url} through n8n: no answer in {timeout_s:.0f} s;"
+            f" intercept journal: {stack.intercept and stack.intercept.journal()[-5:]}\n{logged}"
+        )
     assert response.status_code == 200, response.text
     answer: dict[str, Any] = response.json()
     return answer

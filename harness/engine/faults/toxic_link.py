@@ -199,9 +199,14 @@ class ToxicLink(NoAction):
                 if still >= 0
                 else "sockets not visible from the host (compose backend)"
             )
-            for proxy, name in reversed(self._added):  # the timeout toxic first: it closes
+            # The hold first, while its connections still stand: a latency toxic removed
+            # while the timeout toxic's removal tears its connections down can wedge
+            # Toxiproxy's API for good (Shopify/toxiproxy#558; seen once in a rehearsal).
+            # What the hold kept then meets the timeout toxic, which drops it; removing that
+            # one closes the connections it held.
+            for proxy, name in self._added:
                 with suppress(ToxiproxyNotFound):  # gone already (a reset between cases)
-                    proxy.remove_toxic(name)  # a timeout toxic closes what it held
+                    proxy.remove_toxic(name)
             self._added.clear()
         revived = ctx.stack.revive()
         if self._log_marks:

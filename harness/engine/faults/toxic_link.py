@@ -19,8 +19,9 @@ Held ``hold_s`` seconds after the inject (a parameter of each fault, at least 1 
 stack's own stall detection, lock duration plus stall check interval plus 2 s, read from its
 n8n timing profile: 12 s fast, 92 s with n8n's defaults).
 
-Heal: the toxics are removed. Toxiproxy's ``timeout`` toxic closes, on removal, every
-connection it held (its Cleanup), so each process then sees its socket closed and reconnects;
+Heal: the toxics are removed, a silent link's hour-long hold before its ``timeout`` toxic
+(see ``heal``). Toxiproxy's ``timeout`` toxic closes, on removal, every connection it held
+(its Cleanup), so each process then sees its socket closed and reconnects;
 a ``latency`` toxic's connections go on undelayed (data already held is still delivered late).
 Then any n8n process that exited is restarted, and the heal returns once every n8n process
 that logged a lost Redis connection logged it recovered (deadline 60 s, else a harness error).

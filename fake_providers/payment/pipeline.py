@@ -93,14 +93,9 @@ class PipelineAnswers:
     error_before_commit: Callable[[], Response] = _problem(  # noqa: RUF009
         500, "injected-error", "Internal server error", "injected fault: error_before_commit"
     )
-    rate_limited: Callable[[int], Response] = field(
-        default=lambda retry_after_s: problem_response(
-            429,
-            "rate-limited",
-            "Too many requests",
-            "injected fault: rate_limited",
-            headers={"Retry-After": str(retry_after_s)},
-        )
+    # Retry-After is the fault's: the pipeline sets it on this answer, a service's own or not.
+    rate_limited: Callable[[], Response] = _problem(  # noqa: RUF009
+        429, "rate-limited", "Too many requests", "injected fault: rate_limited"
     )
     error_after_commit: StoredResponse = _ERROR_AFTER_COMMIT
     reset: Callable[[], Response] = _problem(  # noqa: RUF009
@@ -212,7 +207,8 @@ class EffectPipeline:
             await runtime.pause(fault.delay_ms / 1000)
             return None
         if fault.kind is FaultKind.RATE_LIMITED:
-            response = self._answers.rate_limited(fault.retry_after_s)
+            response = self._answers.rate_limited()
+            response.headers["Retry-After"] = str(fault.retry_after_s)
         else:
             response = self._answers.error_before_commit()
         status = response.status_code

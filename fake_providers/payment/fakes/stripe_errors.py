@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from starlette.responses import Response
@@ -27,22 +26,18 @@ class StripeError(FakeProviderError):
         message: str,
         *,
         param: str | None = None,
-        headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.document: dict[str, Any] = {"type": error_type, "code": code, "message": message}
         if param is not None:
             self.document["param"] = param
-        self.headers = dict(headers or {})
 
     def body(self) -> bytes:
         return json.dumps({"error": self.document}, separators=(",", ":")).encode()
 
     def to_response(self) -> Response:
-        return Response(
-            self.body(), self.status, headers=self.headers, media_type="application/json"
-        )
+        return Response(self.body(), self.status, media_type="application/json")
 
     def stored(self) -> StoredResponse:
         return StoredResponse(self.status, [("content-type", "application/json")], self.body())
@@ -111,12 +106,11 @@ STRIPE_ANSWERS = PipelineAnswers(
     error_before_commit=lambda: StripeError(
         500, "api_error", "api_error", "injected fault: error_before_commit"
     ).to_response(),
-    rate_limited=lambda retry_after_s: StripeError(
+    rate_limited=lambda: StripeError(
         429,
         "invalid_request_error",
         "rate_limit",
         "Too many requests hit the API too quickly (injected fault: rate_limited).",
-        headers={"Retry-After": str(retry_after_s)},
     ).to_response(),
     error_after_commit=StripeError(
         500, "api_error", "api_error", "injected fault: commit_then_error"

@@ -128,6 +128,10 @@ class ProbeBase:
         """The judge's answer from the evidence now (with ``extra``), checked."""
         return checked(self, self.judge(world.evidence(self.needles, **extra)))
 
+    def answered_held(self, world: ProbeWorld, held: Held, **extra: Any) -> Answer:
+        """``answered`` for a ``run_held`` strike: the held execution and what its sender saw."""
+        return self.answered(world, execution=held.execution_id, sender=held.sender.result, **extra)
+
     def run_held(
         self,
         stack: Stack,
@@ -140,6 +144,13 @@ class ProbeBase:
         with self.world(stack) as world:
             held = hold_after_commit(world, sender_s)
             return self.missed(world, held) if isinstance(held, str) else strike(world, held)
+
+    @classmethod
+    def register_case(cls, name: str, question: str, **attrs: Any) -> None:
+        """Register ``name``: this probe asking ``question`` of one case (``attrs``, e.g.
+        ``sequential=True``): cases differing only in data share one class body."""
+        made = {"question": question, "__module__": cls.__module__, **attrs}
+        register(name, type("".join(w.title() for w in name.split("_")), (cls,), made))
 
 
 def vocabulary(template: str, **choices: Iterable[str]) -> tuple[str, ...]:

@@ -86,6 +86,12 @@ def tally(facts: dict[str, Any], *names: str) -> str:
     return ", ".join(f"{facts[name]} {UNITS[name]}" for name in names)
 
 
+def course(facts: dict[str, Any], *counts: str) -> str:
+    """``execution 7 went new -> success; 1 commit(s)``: a run as ``why``s tell it (``tally``)."""
+    went_by = f"execution {facts['execution']} went {went(facts['status_path'])}"
+    return f"{went_by}; {tally(facts, *counts)}" if counts else went_by
+
+
 def count_word(n: int) -> str:
     return COUNTS[min(n, 3)]
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from fake_providers.payment import FaultKind
 from harness.errors import HarnessError
 from harness.findings import evidence as ev
-from harness.findings.base import Answer, ProbeBase, register, undetermined, vocabulary
+from harness.findings.base import Answer, ProbeBase, undetermined, vocabulary
 from harness.findings.window import hold_after_commit
 from harness.findings.world import FINISHED, WORKER_LINES, ProbeWorld
 from harness.stack.n8n_api import N8nApi
@@ -32,14 +32,8 @@ RETRY_CALL_S = 30.0
 ROW_S = 10.0  # the failing delivery's row is sampled
 
 
-@register("concurrent_operator_retry")
 class ConcurrentOperatorRetry(ProbeBase):
-    origin: ClassVar[str] = "worker_kill"
-    question = (
-        "Two operator retries of the same crashed execution (its worker SIGKILLed after the "
-        "charge committed) at once through the public API: how many new executions, how "
-        "many charges?"
-    )
+    origin: ClassVar[str] = "worker_kill"  # the case (below): how the execution to retry failed
     answers = vocabulary(
         "{executions} new execution(s); {commits} charge(s) by the retries",
         executions=ev.COUNTS,
@@ -159,11 +153,16 @@ class ConcurrentOperatorRetry(ProbeBase):
         return Answer(answer, why, facts, evidence)
 
 
-@register("concurrent_operator_retry_node_error")
-class ConcurrentOperatorRetryNodeError(ConcurrentOperatorRetry):
-    origin = "node_error"
-    question = (
-        "Two operator retries of the same failed execution (its Charge node got HTTP 500, "
-        "nothing committed) at once through the public API: how many new executions, how "
-        "many charges?"
-    )
+ConcurrentOperatorRetry.register_case(
+    "concurrent_operator_retry",
+    "Two operator retries of the same crashed execution (its worker SIGKILLed after the "
+    "charge committed) at once through the public API: how many new executions, how "
+    "many charges?",
+)
+ConcurrentOperatorRetry.register_case(
+    "concurrent_operator_retry_node_error",
+    "Two operator retries of the same failed execution (its Charge node got HTTP 500, "
+    "nothing committed) at once through the public API: how many new executions, how "
+    "many charges?",
+    origin="node_error",
+)

@@ -148,13 +148,7 @@ class FalseStall(ProbeBase):
             "seconds_paused": stalled.seconds_paused,
             "sender": stalled.sender,
         }
-        return self.answered(
-            world,
-            execution=execution,
-            sender=held.sender.result,
-            at_stall=at_stall,
-            observed=observed,
-        )
+        return self.answered_held(world, held, at_stall=at_stall, observed=observed)
 
     def judge(self, evidence: dict[str, Any]) -> Answer:
         """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""

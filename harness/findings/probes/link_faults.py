@@ -29,7 +29,7 @@ from harness.engine.faults.toxic_link import ToxicLink
 from harness.engine.journal import Journal
 from harness.errors import HarnessError
 from harness.findings import evidence as ev
-from harness.findings.base import Answer, ProbeBase, register, undetermined, vocabulary
+from harness.findings.base import Answer, ProbeBase, undetermined, vocabulary
 from harness.findings.window import Held
 from harness.findings.world import WORKER_LINES, ProbeWorld, Sender
 
@@ -118,9 +118,7 @@ class LinkFaultProbe(ProbeBase):
             "timings": world.stack.config.n8n_timings,
             "journal": ctx.journal.to_json(),
         }
-        return self.answered(
-            world, execution=execution, sender=held.sender.result, observed=observed
-        )
+        return self.answered_held(world, held, observed=observed)
 
     @staticmethod
     def _health(world: ProbeWorld) -> dict[str, Any]:
@@ -192,9 +190,8 @@ class LinkFaultProbe(ProbeBase):
             f"health checks {health}"
         )
         why = (
-            f"{facts['timings']} timings, {facts['fault']} ({facts['hold_s']} s): execution "
-            f"{execution} went {' -> '.join(path) or '(no status seen)'} "
-            f"({facts['status_at_heal']} at the heal); {commits} commit(s), "
+            f"{facts['timings']} timings, {facts['fault']} ({facts['hold_s']} s): "
+            f"{ev.course(facts)} ({facts['status_at_heal']} at the heal); {commits} commit(s), "
             f"{facts['worker_starts']} worker start(s); the sender {sender} after {waited} s"
             + (f" ({sent['error']})" if sent.get("error") else "")
             + (" during the fault" if facts["sender_answered_during_fault"] else "")
@@ -218,8 +215,7 @@ def _register_every_link_fault() -> None:
                 "see, what status does the row end in, how often does the charge run, and is "
                 "new work taken without a restart?"
             )
-            made = {"question": question, "short": name.replace("_", "-"), "__module__": __name__}
-            register(name, type(f"Probe_{name}", (LinkFaultProbe,), made))
+            LinkFaultProbe.register_case(name, question, short=name.replace("_", "-"))
 
 
 _register_every_link_fault()

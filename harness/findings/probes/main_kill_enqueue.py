@@ -125,12 +125,8 @@ class MainKillBeforeEnqueue(ProbeBase):
             )
         final = ev.final_status(evidence, execution)
         answer = f"row ends {final}; {ev.charge_ran(facts['commits'])}; sender {facts['sender']}"
-        why = (
-            f"execution {execution} went {ev.went(facts['status_path'])}; "
-            f"{ev.tally(facts, 'commits', 'worker_starts', 'executions')}; "
-            f"the sender {facts['sender']}"
-        )
-        return Answer(answer, why, facts, evidence)
+        why = ev.course(facts, "commits", "worker_starts", "executions")
+        return Answer(answer, f"{why}; the sender {facts['sender']}", facts, evidence)
 
 
 @register("main_kill_after_enqueue")

@@ -54,9 +54,7 @@ class RecoveryAfterCommit(ProbeBase):
             "kill_proof": kill_proof,
             "victim": victim.name,
         }
-        return self.answered(
-            world, execution=execution, sender=held.sender.result, observed=observed
-        )
+        return self.answered_held(world, held, observed=observed)
 
     def judge(self, evidence: dict[str, Any]) -> Answer:
         """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""

@@ -104,7 +104,6 @@ class WaitParkedAcrossKill(ProbeBase):
         seen = ev.observed(evidence)
         execution = evidence.get("execution")
         steps = (evidence.get("status_paths") or {}).get(str(execution), [])
-        path = [str(s["status"]) for s in steps]
         commits = ev.commit_count(evidence)
         due_t = (
             round(float(seen["wait_till"]) - float(evidence["started_at"]), 2)
@@ -135,7 +134,7 @@ class WaitParkedAcrossKill(ProbeBase):
         answer = f"row ends {facts['final_status']}; charge ran {ev.times(commits)}"
         late = facts["seconds_wait_till_to_resume"]
         why = (
-            f"execution {execution} went {' -> '.join(path)}; parked "
+            f"{ev.course(facts)}; parked "
             f"{facts['seconds_parked_to_wait_till']} s before waitTill, "
             + (f"left waiting {late} s after it" if late is not None else "never left waiting")
             + f"; {ev.tally(facts, 'commits', 'worker_starts', 'executions')}"

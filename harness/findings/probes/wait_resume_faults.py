@@ -144,7 +144,7 @@ class WaitResumeWorkerKill(WaitResumeProbe):
         )
 
     def judge_resumed(self, evidence: dict[str, Any], waited: Waited) -> Answer:
-        execution, path, calls = waited
+        execution, _, calls = waited
         seen = ev.observed(evidence)
         final = ev.final_status(evidence, execution)
         reran = ev.reached(evidence, RERUN_WAIT)
@@ -170,8 +170,7 @@ class WaitResumeWorkerKill(WaitResumeProbe):
             f"the second resume call got {second}"
         )
         why = (
-            f"execution {execution} went {' -> '.join(path)}; "
-            f"{ev.tally(facts, 'commits', 'attempts', 'worker_starts', 'executions')}; "
+            f"{ev.course(facts, 'commits', 'attempts', 'worker_starts', 'executions')}; "
             "the resume calls got HTTP "
             f"{facts['resume_statuses']}"
         )
@@ -250,7 +249,7 @@ class WaitResumeRacingRecovery(WaitResumeProbe):
         return calls
 
     def judge_resumed(self, evidence: dict[str, Any], waited: Waited) -> Answer:
-        execution, path, calls = waited
+        calls = waited[2]
         seen = ev.observed(evidence)
         commits = ev.commit_count(evidence)
         ready_at = next(
@@ -283,7 +282,7 @@ class WaitResumeRacingRecovery(WaitResumeProbe):
             f"{call_word(calls[0])}; the next got {call_word(calls[1])}"
         )
         why = (
-            f"execution {execution} went {' -> '.join(path)}; main SIGKILLed and ready again "
+            f"{ev.course(facts)}; main SIGKILLed and ready again "
             f"at t={ready_at}; {facts['racing_calls_without_answer']} resume call(s) got no "
             f"HTTP answer first, then HTTP {facts['resume_statuses']}; "
             + ev.tally(facts, "commits", "executions")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness import loopback
 from harness.findings import evidence as ev
-from harness.findings.base import Answer, ProbeBase, register, undetermined, vocabulary
+from harness.findings.base import Answer, ProbeBase, undetermined, vocabulary
 from harness.findings.workflows import wait_resume_workflow
 from harness.findings.world import FINISHED, WORKER_LINES, ProbeWorld
 
@@ -115,13 +115,8 @@ def _parked(world: ProbeWorld) -> tuple[str, str, dict[str, Any]] | str:
     return execution, resume_url, dict(sender.result)
 
 
-@register("wait_resume_concurrent")
 class WaitResumeTwice(WaitResumeProbe):
-    sequential: ClassVar[bool] = False
-    question = (
-        "A Wait node (On Webhook Call) is resumed by two calls of its resume URL at once: "
-        "how many times does the step after it commit, and what does each call get?"
-    )
+    sequential: ClassVar[bool] = False  # the case (below): the 2nd call awaits the 1st run
     answers = vocabulary(
         "{charges} charge(s); the resume calls got {pair}", charges=ev.COUNTS, pair=PAIRS
     )
@@ -171,7 +166,7 @@ class WaitResumeTwice(WaitResumeProbe):
         return calls
 
     def judge_resumed(self, evidence: dict[str, Any], waited: Waited) -> Answer:
-        execution, path, calls = waited
+        calls = waited[2]
         seen = ev.observed(evidence)
         commits = ev.commit_count(evidence)
         words = sorted((call_word(c) for c in calls), key=CALL_WORDS.index)
@@ -193,7 +188,7 @@ class WaitResumeTwice(WaitResumeProbe):
         pair = " and ".join(words)
         answer = f"{ev.count_word(commits)} charge(s); the resume calls got {pair}"
         why = (
-            f"execution {execution} went {' -> '.join(path)}; resumed "
+            f"{ev.course(facts)}; resumed "
             f"{'in sequence' if facts['sequential'] else 'by two calls at once'}, the calls got "
             f"HTTP {facts['resume_statuses']}; the provider committed {commits} charge(s); "
             f"{facts['executions']} execution row(s)"
@@ -201,11 +196,15 @@ class WaitResumeTwice(WaitResumeProbe):
         return Answer(answer, why, facts, evidence)
 
 
-@register("wait_resume_sequential")
-class WaitResumeSequential(WaitResumeTwice):
-    sequential = True
-    question = (
-        "A Wait node (On Webhook Call) is resumed, and its resume URL called again once the "
-        "resumed run finished: how many times does the step after it commit, and what does "
-        "each call get?"
-    )
+WaitResumeTwice.register_case(
+    "wait_resume_concurrent",
+    "A Wait node (On Webhook Call) is resumed by two calls of its resume URL at once: "
+    "how many times does the step after it commit, and what does each call get?",
+)
+WaitResumeTwice.register_case(
+    "wait_resume_sequential",
+    "A Wait node (On Webhook Call) is resumed, and its resume URL called again once the "
+    "resumed run finished: how many times does the step after it commit, and what does "
+    "each call get?",
+    sequential=True,
+)

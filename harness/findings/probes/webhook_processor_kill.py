@@ -79,9 +79,7 @@ class WebhookProcessorKill(ProbeBase):
             "worker_starts": world.worker_starts(execution),
             "worker_finishes": world.worker_finishes(execution),
         }
-        return self.answered(
-            world, execution=execution, sender=held.sender.result, observed=observed
-        )
+        return self.answered_held(world, held, observed=observed)
 
     def judge(self, evidence: dict[str, Any]) -> Answer:
         """The answer from the recorded evidence alone (see ``harness.findings.evidence``)."""
@@ -107,7 +105,6 @@ class WebhookProcessorKill(ProbeBase):
         why = (
             f"the sender {sender} ({when} the held charge was released"
             + (f": {facts['sender_error']}" if facts["sender_error"] else "")
-            + f"); execution {execution} went {ev.went(facts['status_path'])}; "
-            + ev.tally(facts, "commits", "worker_starts", "worker_finishes", "executions")
+            + f"); {ev.course(facts, 'commits', 'worker_starts', 'worker_finishes', 'executions')}"
         )
         return Answer(answer, why, facts, evidence)

@@ -139,7 +139,7 @@ class WebhookRedisCut(ProbeBase):
             "webhook_processor_exited": exited,
             **ev.facts(evidence, "webhook_exit_code"),
         }
-        path, commits, sender = facts["status_path"], facts["commits"], facts["sender"]
+        commits, sender = facts["commits"], facts["sender"]
         if "jobs_at_cut" not in seen:
             return undetermined("the link was not cut (no look into Redis at the cut)", evidence)
         if seen.get("jobs_at_cut"):
@@ -158,7 +158,7 @@ class WebhookRedisCut(ProbeBase):
         settled = ev.reached(evidence, SETTLE_WAIT)
         unfinished = "" if settled else f", still {final} {SETTLE_S:.0f} s after the restore"
         why = (
-            f"execution {execution} went {ev.went(path)} "
+            f"{ev.course(facts)} "
             f"({facts['status_at_cut_end']} at the cut's end{unfinished}); "
             f"{len(jobs_after)} job(s) for it in Redis after the restore, "
             f"{ev.tally(facts, 'commits', 'worker_starts')}: "

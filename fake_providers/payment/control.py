@@ -350,8 +350,10 @@ class ProviderControl:
         key: str | None = None,
         outcome: Outcome | str | None = None,
         effect: Effect | str | None = None,
+        since: float | None = None,
     ) -> list[Attempt]:
-        params = _params(reference=reference, key=key, outcome=outcome, effect=effect)
+        """``since``: only attempts received at or after this time (epoch seconds)."""
+        params = _params(reference=reference, key=key, outcome=outcome, effect=effect, since=since)
         return [
             Attempt.from_json(row) for row in self._call("GET", "/_control/attempts", params=params)
         ]
@@ -398,5 +400,5 @@ def _name(kind: type[NameT], value: NameT | str) -> str:
         raise InvalidControlArgument(f"{value!r} is not a {kind.__name__} ({known})") from exc
 
 
-def _params(**filters: str | None) -> dict[str, str]:
+def _params(**filters: str | float | None) -> dict[str, str]:
     return {name: str(value) for name, value in filters.items() if value is not None}

@@ -200,10 +200,11 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
         key: str | None = None,
         outcome: str | None = None,
         effect: str | None = None,
+        since: float | None = None,
     ) -> list[Row]:
         return await runtime.db(
             lambda store: store.attempts(
-                reference=reference, key=key, outcome=outcome, effect=effect
+                reference=reference, key=key, outcome=outcome, effect=effect, since=since
             )
         )
 

@@ -390,10 +390,14 @@ class LedgerStore:
         key: str | None = None,
         outcome: str | None = None,
         effect: str | None = None,
+        since: float | None = None,
     ) -> list[Row]:
+        """``since``: only those received at or after it (a case's window; a stack's list
+        grows with every case it ran, and a poll should not carry them all)."""
         rows = self._select(
             "attempts",
             "id",
+            since=None if since is None else ("received_at", since),
             reference=reference,
             idempotency_key=key,
             outcome=outcome,
@@ -457,11 +461,21 @@ class LedgerStore:
     def commit_count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM commits").fetchone()[0])
 
-    def _select(self, table: str, order_by: str, **filters: str | None) -> list[Row]:
+    def _select(
+        self,
+        table: str,
+        order_by: str,
+        since: tuple[str, float] | None = None,
+        **filters: str | None,
+    ) -> list[Row]:
         wanted = [(column, value) for column, value in filters.items() if value is not None]
-        where = " AND ".join(f"{column} = ?" for column, _ in wanted) or "1"
+        conditions = [f"{column} = ?" for column, _ in wanted]
+        values: list[str | float] = [value for _, value in wanted]
+        if since is not None:
+            conditions.append(f"{since[0]} >= ?")
+            values.append(since[1])
+        where = " AND ".join(conditions) or "1"
         sql = f"SELECT * FROM {table} WHERE {where} ORDER BY {order_by}"
-        values: Sequence[str] = [value for _, value in wanted]
         return [dict(row) for row in self._db.execute(sql, values).fetchall()]
 
 

@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import psycopg
 import redis
 
 from harness.engine.faults import Fault, FaultContext
@@ -36,6 +35,7 @@ from harness.engine.workload import (
     SenderPolicy,
 )
 from harness.errors import SetupError, WindowNotOpened
+from harness.stack import n8n_db
 from harness.stack.ports import established_to
 from harness.stack.stack import PROVIDER_UPSTREAM
 
@@ -230,10 +230,11 @@ class CaseRun:
     def _rows(self, workflow_ids: list[str]) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
         mine = None if self.beside is None else self.key  # beside others: its key's only
+        after = max((int(i) for i in self.known_executions), default=0)
         for workflow_id in workflow_ids:
             rows += [
                 e
-                for e in self.stack.executions(workflow_id, mine)
+                for e in self.stack.executions(workflow_id, mine, after)
                 if e["id"] not in self.known_executions
             ]
         return rows
@@ -335,9 +336,8 @@ class CaseRun:
         query = self.workflow.ledger_state_query
         if query is None:
             return None
-        with psycopg.connect(self.stack.ledger_dsn) as conn:
-            row = conn.execute(query.encode(), {"key": self.key}).fetchone()
-        return None if row is None else str(row[0])
+        rows = n8n_db.query(self.stack.ledger_dsn, query, {"key": self.key})
+        return None if not rows else str(next(iter(rows[0].values())))
 
     def queued_executions(self) -> set[str]:
         """Execution ids that still have a job in n8n's Bull queue (in Redis)."""
@@ -348,10 +348,9 @@ class CaseRun:
         control = self.stack.require_provider().control
         attempts = [
             a
-            for a in control.attempts()
-            if a.received_at >= self.started_at - 1
+            for a in control.attempts(since=self.started_at - 1)
             # beside others: theirs are theirs (a request without a reference counts for all)
-            and (self.beside is None or a.reference in (None, "", self.key))
+            if (self.beside is None or a.reference in (None, "", self.key))
         ]
         top, called = self.executions(), self.called_executions()
         queued = self.queued_executions()

@@ -459,7 +459,7 @@ def _finish(
         # with where its reference was read and what was there).
         provider_attempts=[
             a.__dict__ | {"outcome": str(a.outcome)}
-            for a in control.attempts()
+            for a in control.attempts(since=run.started_at - 1)  # the key is the case's own
             if a.reference == run.key or a.received_at >= run.started_at
         ],
         executions=run.all_executions(),

@@ -60,7 +60,7 @@ def trace_workflow(
     ]
     attempts = [
         ProviderAttempt(a.id, str(a.effect), a.reference, a.received_at, str(a.outcome))
-        for a in stack.require_provider().control.attempts()
+        for a in stack.require_provider().control.attempts(since=started)
         if started <= a.received_at <= ended
     ]
     trace = assemble(

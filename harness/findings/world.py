@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 import redis
-from psycopg.rows import dict_row
 
 from harness import loopback
 from harness.errors import HarnessError
@@ -400,9 +399,10 @@ def bull_jobs(redis_url: str, prefix: str, queue: str = "jobs") -> list[dict[str
 
 
 def execution_row(dsn: str, execution_id: str) -> dict[str, Any] | None:
-    with psycopg.connect(dsn, row_factory=dict_row) as conn:
-        return conn.execute(
-            'SELECT id::text AS id, status, mode, finished, "retryOf" AS retry_of '
-            "FROM execution_entity WHERE id = %s",
-            (int(execution_id),),
-        ).fetchone()
+    rows = n8n_db.query(
+        dsn,
+        'SELECT id::text AS id, status, mode, finished, "retryOf" AS retry_of '
+        "FROM execution_entity WHERE id = %s",
+        (int(execution_id),),
+    )
+    return rows[0] if rows else None

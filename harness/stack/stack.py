@@ -270,10 +270,13 @@ class Stack:
                 newest[i] = max(newest.get(i, (False, "", 0)), (not finished, started_at, job))
         return max(newest, key=newest.__getitem__) if newest else None
 
-    def executions(self, workflow_id: str, containing: str | None = None) -> list[dict[str, Any]]:
+    def executions(
+        self, workflow_id: str, containing: str | None = None, after_id: int = 0
+    ) -> list[dict[str, Any]]:
         """Execution rows of a workflow, straight from n8n's database (oldest first); only
-        those whose data holds ``containing`` when given (see n8n_db.execution_rows)."""
-        return n8n_db.execution_rows(self.postgres_dsn, workflow_id, containing)
+        those whose data holds ``containing`` and newer than ``after_id`` when given (see
+        n8n_db.execution_rows)."""
+        return n8n_db.execution_rows(self.postgres_dsn, workflow_id, containing, after_id)
 
     def worker_upstream_proxy(self, worker_index: int, upstream: str) -> Proxy:
         return self.link(self.workers[worker_index], upstream)

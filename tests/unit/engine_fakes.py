@@ -65,8 +65,14 @@ class FakeControl:
     def commits(self, reference: str | None = None, **_: Any) -> list[FakeCommit]:
         return [c for c in self.ledger if reference is None or c.reference == reference]
 
-    def attempts(self, reference: str | None = None, **_: Any) -> list[FakeAttempt]:
-        return [a for a in self.log if reference is None or a.reference == reference]
+    def attempts(
+        self, reference: str | None = None, since: float | None = None, **_: Any
+    ) -> list[FakeAttempt]:
+        return [
+            a
+            for a in self.log
+            if reference in (None, a.reference) and (since is None or a.received_at >= since)
+        ]
 
     def add_fault(self, kind: Any, reference_prefix: str, **_: Any) -> FakePlanted:
         planted = FakePlanted(f"fault_{len(self.plan)}", reference_prefix)
@@ -149,11 +155,15 @@ class FakeStack:
     def reset_links(self) -> None:
         pass
 
-    def executions(self, workflow_id: str, containing: str | None = None) -> list[dict[str, Any]]:
+    def executions(
+        self, workflow_id: str, containing: str | None = None, after_id: int = 0
+    ) -> list[dict[str, Any]]:
         return [
             dict(r)
             for r in self.rows
-            if r["workflow"] == workflow_id and (containing is None or containing in str(r))
+            if r["workflow"] == workflow_id
+            and (containing is None or containing in str(r))
+            and int(r["id"]) > after_id
         ]
 
     def execution(self, status: str = "success", data: str = "") -> dict[str, Any]:

@@ -93,8 +93,8 @@ class Provider:
     def __init__(self, attempts: list[Attempt]) -> None:
         self._attempts = attempts
 
-    def attempts(self) -> list[Attempt]:
-        return self._attempts
+    def attempts(self, key: str | None = None) -> list[Attempt]:
+        return [a for a in self._attempts if key in (None, a.idempotency_key)]
 
 
 class Run:

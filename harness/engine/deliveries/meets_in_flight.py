@@ -42,9 +42,8 @@ class MeetsInFlight(Impatient):
         met: Attempt | None = next(
             (
                 a
-                for a in self.run.provider.attempts()
-                if a.idempotency_key == key
-                and a.id != info.attempt_id
+                for a in self.run.provider.attempts(key=key)
+                if a.id != info.attempt_id
                 and a.http_status == 409
                 and start <= a.received_at <= end
             ),

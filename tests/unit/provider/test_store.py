@@ -110,3 +110,14 @@ def test_attempts_without_key_are_numbered_per_reference(tmp_path: Path) -> None
     other = store.begin_attempt(start(key=None, reference="r2"), 60, 100.0)
     assert numbers == [1, 2, 3]
     assert other.attempt_no == 1
+
+
+def test_attempts_since_keeps_only_the_window(tmp_path: Path) -> None:
+    store = LedgerStore(tmp_path / "l.db", now=0.0)
+    for at in (100.0, 200.0, 300.0):
+        store.begin_attempt(
+            AttemptStart(Effect.CHARGE, f"k{at}", "r1", "fp", received_at=at), 60, at
+        )
+    assert [r["received_at"] for r in store.attempts(since=200.0)] == [200.0, 300.0]
+    assert [r["received_at"] for r in store.attempts(since=200.0, key="k300.0")] == [300.0]
+    assert len(store.attempts()) == 3

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
+from harness.engine.contract import Check
 from harness.engine.faults import Fault, FaultContext
 from harness.engine.journal import Journal
 from harness.engine.service_sender import ServiceSender
@@ -256,11 +257,7 @@ class CaseRun:
         return sorted([*self.executions(), *self.called_executions()], key=lambda r: int(r["id"]))
 
     def wait_for(
-        self,
-        what: str,
-        probe: Callable[[], bool],
-        deadline_s: float,
-        give_up: Callable[[], bool] | None = None,
+        self, what: str, probe: Check, deadline_s: float, give_up: Check | None = None
     ) -> bool:
         """Poll ``probe`` until true (True), or until ``give_up`` says it never will, or the
         deadline passes (False; both journaled)."""
@@ -286,7 +283,7 @@ class CaseRun:
         rows = self.executions()
         return bool(rows) and all(r["status"] not in ("new", "running", "waiting") for r in rows)
 
-    def wait_running_execution(self, deadline_s: float, give_up: Callable[[], bool]) -> str | None:
+    def wait_running_execution(self, deadline_s: float, give_up: Check) -> str | None:
         found: list[str] = []
 
         def probe() -> bool:

@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     from harness.engine.workload import BackgroundDelivery, DeliveryAttempt
     from harness.stack.toxiproxy import Proxy
 
+# A condition a wait polls (true: done).
+Check = Callable[[], bool]
+
 # What a workflow (and the stack it runs on) can offer to plug-ins' ``needs``.
 WORKFLOW_CAPABILITIES = frozenset(
     {
@@ -134,18 +137,12 @@ class CaseWorld(Protocol):
     def executions(self) -> list[dict[str, Any]]: ...
 
     def wait_for(
-        self,
-        what: str,
-        probe: Callable[[], bool],
-        deadline_s: float,
-        give_up: Callable[[], bool] | None = None,
+        self, what: str, probe: Check, deadline_s: float, give_up: Check | None = None
     ) -> bool: ...
 
     def work_over(self, delivery: BackgroundDelivery | None = None) -> bool: ...
 
-    def wait_running_execution(
-        self, deadline_s: float, give_up: Callable[[], bool]
-    ) -> str | None: ...
+    def wait_running_execution(self, deadline_s: float, give_up: Check) -> str | None: ...
 
     def find_target(self, execution_id: str, deadline_s: float = 30.0) -> int | None: ...
 

@@ -12,7 +12,7 @@ import pytest
 
 from harness.engine.batch import SharedRuns
 from harness.engine.runner import CaseResult, PhaseObserver, run_case, set_aside
-from harness.errors import CaseAborted, HarnessCaseError
+from harness.errors import CaseAborted, HarnessCaseError, ToxiproxyUnavailable
 from harness.front.plugin import ChaosDeployments
 from harness.judge.oracle import Verdict
 from harness.matrix.cases import Case
@@ -42,7 +42,7 @@ def test_exactly_once(
     shared: SharedRuns = request.getfixturevalue("chaos_shared_runs")
     workflow, deployment = deployments[chaos_case.workflow]
     case_dir = n8n_stack.run.run_dir / "cases" / chaos_case.id
-    earlier: list[str] = []  # the tries whose fault did not land, kept beside the case
+    earlier: list[str] = []  # the tries the harness failed (a missed fault), kept beside the case
     for try_no in range(1, chaos_harness_retries + 2):
         started = time.time()  # the report's "reset" step runs from here to the case's start
         try:
@@ -52,9 +52,18 @@ def test_exactly_once(
             result = taken or run_case(
                 chaos_case, n8n_stack, workflow, deployment, chaos_phase_observers
             )
-        except CaseAborted:  # what the evidence holds goes into the report all the same
+        except CaseAborted as aborted:  # what the evidence holds goes into the report all the same
             attach_evidence(case_dir / "evidence.json", started)
-            raise
+            # A Toxiproxy that stopped answering is the harness's part failing: the next try
+            # starts it again (Stack.reset_links) and runs the case from the start.
+            if (
+                not isinstance(aborted.__cause__, ToxiproxyUnavailable)
+                or try_no > chaos_harness_retries
+            ):
+                raise
+            kept = set_aside(case_dir, try_no)
+            earlier.append(f"try {try_no} harness error ({aborted.__cause__}; kept in {kept})")
+            continue
         attach_result(result, reset_from=started)
         if not _fault_missed(chaos_case, result) or try_no > chaos_harness_retries:
             break

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -185,6 +186,38 @@ class JobLog:
                 at if what == "started" else started_at,
                 finished or what == "finished",
             )
+
+
+@dataclass(frozen=True)
+class Reconnection:
+    """Log lines by which an n8n process says it lost, then regained, a link."""
+
+    lost: str
+    recovered: str
+
+
+REDIS_RECONNECTION = Reconnection("Lost Redis connection", "Recovered Redis connection")
+RECONNECT_DEADLINE_S = 60.0
+
+
+def await_reconnection(
+    processes: Iterable[N8nProcess], marks: dict[str, int], signal: Reconnection
+) -> None:
+    """Return once every process named in ``marks`` (log sizes) that logged the link lost
+    since its mark logged it recovered; a deadline that expires raises."""
+
+    def reconnected(proc: N8nProcess) -> bool:
+        since = proc.process.log_since(marks.get(proc.name, 0))
+        lost = since.rfind(signal.lost)
+        return lost < 0 or since.find(signal.recovered, lost) >= 0
+
+    for proc in processes:
+        if proc.name not in marks:  # e.g. restarted by the heal: a fresh log
+            continue
+        wait_ready(
+            Readiness(f"{proc.name} to reconnect", partial(reconnected, proc), proc.process),
+            RECONNECT_DEADLINE_S,
+        )
 
 
 class N8nProcess:

@@ -32,10 +32,12 @@ from harness.stack.deploy import DeployedWorkflow, deploy, write_variables
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation
 from harness.stack.intercept.launcher import InterceptProxy
 from harness.stack.n8n import (
+    REDIS_RECONNECTION,
     TIMING_PROFILES,
     N8nProcess,
     Role,
     SharedEnv,
+    await_reconnection,
     check_timings,
     upstream_env_name,
 )
@@ -50,7 +52,7 @@ from harness.stack.run import RunContext
 from harness.stack.spare import PARK_TOXIC, park, unpark
 from harness.stack.template import DatabaseTemplate
 from harness.stack.template import for_stack as template_for_stack
-from harness.stack.toxiproxy import Proxy, ToxiproxyClient
+from harness.stack.toxiproxy import Proxy, ToxiproxyClient, ToxiproxyUnavailable
 from harness.stack.toxiproxy_server import ToxiproxyServer
 
 if TYPE_CHECKING:
@@ -236,8 +238,41 @@ class Stack:
         return revived
 
     def reset_links(self) -> None:
-        """Every proxy enabled, every toxic gone: the spare's parking stays."""
-        self.toxiproxy.reset(keep=(f"{self.spare.name}_redis", PARK_TOXIC) if self.spare else None)
+        """Every proxy enabled, every toxic gone: the spare's parking stays. A Toxiproxy that
+        no longer answers is started again (``restart_toxiproxy``)."""
+        try:
+            self.toxiproxy.reset(
+                keep=(f"{self.spare.name}_redis", PARK_TOXIC) if self.spare else None
+            )
+        except ToxiproxyUnavailable:
+            self.restart_toxiproxy()
+
+    def restart_toxiproxy(self) -> None:
+        """A new Toxiproxy with the same proxies on the same listen ports, none of them toxic.
+
+        Its API can wedge for good (a latency toxic's removal racing its connections' close,
+        Shopify/toxiproxy#558: every later call 503), which would fail every later case of the
+        stack. Every process loses its links at once and reconnects, as after a cut; the
+        spare's Redis link is parked before it is enabled, so the spare never takes a job."""
+        marks = {p.name: p.process.log_size() for p in self.n8n_processes}
+        self.toxiproxy_server.process.restart()
+        wait_ready(self.toxiproxy_server.readiness(), self.config.ready_timeout_s)
+        self._create_proxies(parked=f"{self.spare.name}_redis" if self.spare else None)
+        self.revive()  # a process that gave Redis up for good exits (n8n's own threshold)
+        await_reconnection(self.n8n_processes, marks, REDIS_RECONNECTION)
+        # Their Postgres links broke too: n8n answers 503 until its pool is back.
+        wait_all_ready([p.readiness() for p in self.n8n_processes], self.config.ready_timeout_s)
+
+    def _create_proxies(self, parked: str | None = None) -> None:
+        """Every link's proxy on its own listen port; ``parked`` gets the spare's parking
+        before it is enabled."""
+        for name, upstream in self.links.items():
+            listen = f"{HOST}:{self.listen_ports[name]}"
+            proxy = self.toxiproxy.create_proxy(name, upstream, listen, enabled=name != parked)
+            self.proxies[name] = proxy
+            if name == parked:
+                park(proxy)
+                proxy.enable()
 
     def boot_spare(self) -> None:
         """(Re)start the spare with its Redis link parked; returns without waiting."""
@@ -453,10 +488,7 @@ class Stack:
         self.postgres.rotate_password()
         for database in ("n8n", LEDGER_DATABASE) if template is None else (LEDGER_DATABASE,):
             self.postgres.create_database(database)
-        for name, upstream in self.links.items():
-            self.proxies[name] = self.toxiproxy.create_proxy(
-                name, upstream, listen=f"{HOST}:{self.listen_ports[name]}"
-            )
+        self._create_proxies()
 
         webhook = [self.webhook] if self.webhook else []
         if template is not None:

@@ -16,8 +16,11 @@ import httpx
 import psycopg
 import pytest
 
+from harness.engine.runner import reset_stack
+from harness.errors import ToxiproxyUnavailable
 from harness.stack.readiness import Readiness, wait_ready
 from harness.stack.reaper import tagged_pids
+from harness.stack.spare import PARK_TOXIC
 from harness.stack.stack import Stack
 from harness.workflow.minimal_workflow import webhook_then_http
 from tests.support.processes import alive, ends_with_the_test, run_down
@@ -119,6 +122,29 @@ def test_a_toxic_on_the_worker_link_changes_what_n8n_sees(
         for proxy in proxies:
             proxy.remove_toxic("cut")
     assert httpx.post(url, json={"order": "A-3"}, timeout=60).status_code == 200
+
+
+def test_a_toxiproxy_that_stopped_answering_is_started_again_with_every_link(
+    echo: tuple[Stack, str, str],
+) -> None:
+    """Its API can wedge for good (Shopify/toxiproxy#558); the next case's reset starts a new
+    one with the same proxies, the spare's link parked again, and the stack runs on."""
+    stack, _, url = echo
+    spare = stack.spare
+    assert spare is not None
+    old_pid = stack.toxiproxy_server.process.pid
+    stack.toxiproxy_server.process.kill()
+    with pytest.raises(ToxiproxyUnavailable):
+        stack.toxiproxy.proxies()
+    mark = spare.process.log_size()
+    reset_stack(stack)
+    assert stack.toxiproxy_server.process.pid != old_pid
+    assert sorted(stack.toxiproxy.proxies()) == sorted(stack.links)
+    parked = stack.link(spare, "redis")
+    assert [t.name for t in parked.toxics()] == [PARK_TOXIC]
+    for order in ("T-1", "T-2", "T-3"):
+        assert httpx.post(url, json={"order": order}, timeout=60).status_code == 200
+    assert "started execution" not in spare.process.log_since(mark)
 
 
 def test_killed_worker_leaves_running_and_its_restart_marks_crashed(

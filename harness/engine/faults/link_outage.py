@@ -17,25 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import ClassVar
 
 from harness.engine.faults.base import FaultContext, NoAction, register
-from harness.stack.n8n import N8nProcess
-from harness.stack.readiness import Readiness, wait_ready
+from harness.stack.n8n import REDIS_RECONNECTION, Reconnection, await_reconnection
 from harness.stack.toxiproxy import Proxy
-
-
-@dataclass(frozen=True)
-class Reconnection:
-    """Log lines by which an n8n process says it lost, then regained, the link."""
-
-    lost: str
-    recovered: str
-
-
-REDIS_RECONNECTION = Reconnection("Lost Redis connection", "Recovered Redis connection")
-RECONNECT_DEADLINE_S = 60.0
 
 
 @dataclass
@@ -79,26 +65,8 @@ class LinkOutage(NoAction):
         revived = ctx.stack.revive()
         if self.reconnection is not None and self._log_marks:
             marks, self._log_marks = self._log_marks, {}
-            await_reconnection(ctx, marks, self.reconnection)
+            await_reconnection(ctx.stack.n8n_processes, marks, self.reconnection)
         ctx.journal.record("fault.heal", self.name, restarted=revived)
-
-
-def await_reconnection(ctx: FaultContext, marks: dict[str, int], signal: Reconnection) -> None:
-    """Return once every n8n process named in ``marks`` (log sizes) that logged the link
-    lost since its mark logged it recovered; a deadline that expires raises."""
-
-    def reconnected(proc: N8nProcess) -> bool:
-        since = proc.process.log_since(marks.get(proc.name, 0))
-        lost = since.rfind(signal.lost)
-        return lost < 0 or since.find(signal.recovered, lost) >= 0
-
-    for proc in ctx.stack.n8n_processes:
-        if proc.name not in marks:  # e.g. restarted by the heal: a fresh log
-            continue
-        wait_ready(
-            Readiness(f"{proc.name} to reconnect", partial(reconnected, proc), proc.process),
-            RECONNECT_DEADLINE_S,
-        )
 
 
 def _redis_links(ctx: FaultContext) -> list[Proxy]:

@@ -42,9 +42,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from harness.engine.faults.base import FaultContext, NoAction
-from harness.engine.faults.link_outage import REDIS_RECONNECTION, await_reconnection
 from harness.errors import ConfigError
-from harness.stack.n8n import TIMING_PROFILES
+from harness.stack.n8n import REDIS_RECONNECTION, TIMING_PROFILES, await_reconnection
 from harness.stack.ports import established_to
 from harness.stack.toxiproxy import Proxy, Stream, ToxiproxyNotFound
 
@@ -214,7 +213,7 @@ class ToxicLink(NoAction):
             marks, self._log_marks = self._log_marks, {}
             for restarted in revived:  # "<name> restarted": a fresh process, a fresh log
                 marks.pop(restarted.partition(" ")[0], None)
-            await_reconnection(ctx, marks, REDIS_RECONNECTION)
+            await_reconnection(ctx.stack.n8n_processes, marks, REDIS_RECONNECTION)
         ctx.journal.record("fault.heal", self.name, restarted=revived)
 
     def _sockets(self, ctx: FaultContext, proxies: list[Proxy]) -> int:

@@ -201,10 +201,16 @@ RECONNECT_DEADLINE_S = 60.0
 
 
 def await_reconnection(
-    processes: Iterable[N8nProcess], marks: dict[str, int], signal: Reconnection
+    processes: Iterable[N8nProcess],
+    marks: dict[str, int],
+    signal: Reconnection,
+    revived: Iterable[str] = (),
 ) -> None:
     """Return once every process named in ``marks`` (log sizes) that logged the link lost
-    since its mark logged it recovered; a deadline that expires raises."""
+    since its mark logged it recovered; a deadline that expires raises. A process that
+    ``revived`` names (``Stack.revive``'s "<name> restarted"/"<name> resumed") is not waited
+    for: a restarted one's lost link was its dead predecessor's."""
+    skipped = {said.partition(" ")[0] for said in revived}
 
     def reconnected(proc: N8nProcess) -> bool:
         since = proc.process.log_since(marks.get(proc.name, 0))
@@ -212,7 +218,7 @@ def await_reconnection(
         return lost < 0 or since.find(signal.recovered, lost) >= 0
 
     for proc in processes:
-        if proc.name not in marks:  # e.g. restarted by the heal: a fresh log
+        if proc.name not in marks or proc.name in skipped:
             continue
         wait_ready(
             Readiness(f"{proc.name} to reconnect", partial(reconnected, proc), proc.process),

@@ -258,8 +258,8 @@ class Stack:
         self.toxiproxy_server.process.restart()
         wait_ready(self.toxiproxy_server.readiness(), self.config.ready_timeout_s)
         self._create_proxies(parked=f"{self.spare.name}_redis" if self.spare else None)
-        self.revive()  # a process that gave Redis up for good exits (n8n's own threshold)
-        await_reconnection(self.n8n_processes, marks, REDIS_RECONNECTION)
+        revived = self.revive()  # a process that gave Redis up for good exits (n8n's threshold)
+        await_reconnection(self.n8n_processes, marks, REDIS_RECONNECTION, revived)
         # Their Postgres links broke too: n8n answers 503 until its pool is back.
         wait_all_ready([p.readiness() for p in self.n8n_processes], self.config.ready_timeout_s)
 

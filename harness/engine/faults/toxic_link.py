@@ -211,9 +211,7 @@ class ToxicLink(NoAction):
         revived = ctx.stack.revive()
         if self._log_marks:
             marks, self._log_marks = self._log_marks, {}
-            for restarted in revived:  # "<name> restarted": a fresh process, a fresh log
-                marks.pop(restarted.partition(" ")[0], None)
-            await_reconnection(ctx.stack.n8n_processes, marks, REDIS_RECONNECTION)
+            await_reconnection(ctx.stack.n8n_processes, marks, REDIS_RECONNECTION, revived)
         ctx.journal.record("fault.heal", self.name, restarted=revived)
 
     def _sockets(self, ctx: FaultContext, proxies: list[Proxy]) -> int:

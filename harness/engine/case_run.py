@@ -64,7 +64,9 @@ class CaseRun:
     journal: Journal = field(default_factory=Journal)
     history: History = field(default_factory=History)
     started_at: float = field(default_factory=time.time)
-    known_executions: set[str] = field(default_factory=set)
+    # The newest execution id of its workflows before the case: ids come from a sequence, so
+    # the case's own executions are the ones after it.
+    executions_before: int = 0
     # Deliveries sent with another payload than the original event (the oracle's "changed").
     changed_deliveries: set[str] = field(default_factory=set)
     # The business keys of the cases running beside this one on the stack (its own among
@@ -231,13 +233,8 @@ class CaseRun:
     def _rows(self, workflow_ids: list[str]) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
         mine = None if self.beside is None else self.key  # beside others: its key's only
-        after = max((int(i) for i in self.known_executions), default=0)
         for workflow_id in workflow_ids:
-            rows += [
-                e
-                for e in self.stack.executions(workflow_id, mine, after)
-                if e["id"] not in self.known_executions
-            ]
+            rows += self.stack.executions(workflow_id, mine, self.executions_before)
         return rows
 
     def executions(self) -> list[dict[str, Any]]:

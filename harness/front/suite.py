@@ -42,7 +42,7 @@ def test_exactly_once(
     shared: SharedRuns = request.getfixturevalue("chaos_shared_runs")
     workflow, deployment = deployments[chaos_case.workflow]
     case_dir = n8n_stack.run.run_dir / "cases" / chaos_case.id
-    earlier: list[str] = []  # the tries the harness failed (a missed fault), kept beside the case
+    earlier: list[str] = []  # tries the harness failed (missed fault, Toxiproxy down), kept
     for try_no in range(1, chaos_harness_retries + 2):
         started = time.time()  # the report's "reset" step runs from here to the case's start
         try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..upstreams import UpstreamConfigError, upstreams_from_json, upstreams_to_json
@@ -16,7 +16,7 @@ from .faults import FaultRule
 from .kinds import CrashPoint, FaultKind
 from .problems import ProblemError
 from .runtime import ProviderRuntime
-from .store import LedgerStore, Row
+from .store import AttemptFilter, LedgerStore, Row
 from .trigger_delivery import deliver, get_trigger
 
 PREFIX = "/_control"
@@ -195,17 +195,7 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
         )
 
     @router.get(PREFIX + "/attempts")
-    async def attempts(
-        reference: str | None = None,
-        key: str | None = None,
-        outcome: str | None = None,
-        effect: str | None = None,
-        since: float | None = None,
-    ) -> list[Row]:
-        return await runtime.db(
-            lambda store: store.attempts(
-                reference=reference, key=key, outcome=outcome, effect=effect, since=since
-            )
-        )
+    async def attempts(where: Annotated[AttemptFilter, Depends()]) -> list[Row]:
+        return await runtime.db(lambda store: store.attempts(where))
 
     return router

@@ -87,6 +87,20 @@ class ObjectRow:
     created_at: float
 
 
+@dataclass(frozen=True)
+class AttemptFilter:
+    """Which attempts a query returns (every field that is set must match); the control API
+    reads it from the query string as it is."""
+
+    reference: str | None = None
+    key: str | None = None
+    outcome: str | None = None
+    effect: str | None = None
+    # Received at or after it: a case's window (a stack's list grows with every case it ran,
+    # and a poll should not carry them all).
+    since: float | None = None
+
+
 class LedgerStore:
     def __init__(self, path: Path, now: float) -> None:
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -383,25 +397,16 @@ class LedgerStore:
             "commits", "seq", reference=reference, idempotency_key=key, effect=effect
         )
 
-    def attempts(
-        self,
-        *,
-        reference: str | None = None,
-        key: str | None = None,
-        outcome: str | None = None,
-        effect: str | None = None,
-        since: float | None = None,
-    ) -> list[Row]:
-        """``since``: only those received at or after it (a case's window; a stack's list
-        grows with every case it ran, and a poll should not carry them all)."""
+    def attempts(self, where: AttemptFilter | None = None) -> list[Row]:
+        where = where or AttemptFilter()
         rows = self._select(
             "attempts",
             "id",
-            since=None if since is None else ("received_at", since),
-            reference=reference,
-            idempotency_key=key,
-            outcome=outcome,
-            effect=effect,
+            since=None if where.since is None else ("received_at", where.since),
+            reference=where.reference,
+            idempotency_key=where.key,
+            outcome=where.outcome,
+            effect=where.effect,
         )
         for row in rows:
             del row["subject"]

@@ -40,8 +40,9 @@ class RunContext:
     run_id: str
     run_dir: Path
     reaper: Reaper
-    # Set by the compose backend: parts then run as containers (harness.stack.docker).
-    process_factory: Callable[..., ManagedProcess] | None = None
+    # Set by the compose backend: parts then run as containers (harness.stack.docker), as
+    # their images decide (user, work dir): (name, argv, env) -> the part.
+    process_factory: Callable[[str, Sequence[str], dict[str, str]], ManagedProcess] | None = None
 
     @classmethod
     def create(
@@ -77,7 +78,7 @@ class RunContext:
         ``on_host``, or with no factory, a child process on this machine (the run's reaper
         ends it)."""
         if self.process_factory is not None and not on_host:
-            return self.process_factory(name, argv, env, run_as=run_as, cwd=cwd)
+            return self.process_factory(name, argv, env)
         return ManagedProcess(
             name=name,
             argv=argv,

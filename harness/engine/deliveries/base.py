@@ -27,7 +27,7 @@ from harness.engine.registry import Registry
 
 if TYPE_CHECKING:
     from harness.engine.contract import CaseWorld
-    from harness.engine.workload import BackgroundDelivery
+    from harness.engine.workload import BackgroundDelivery, DeliveryAttempt
 
 
 class DeliveryPlan(Protocol):
@@ -70,6 +70,21 @@ class Plan:
 
     def proof(self) -> str | None:
         return self.fact
+
+
+class QuietResend(Plan):
+    """The same event again, on a quiet stack, from the case's own sender: it sends and holds
+    only the case's own deliveries (and barrier), so it shares the stack."""
+
+    accepts = (frozenset({"quiet"}),)
+    shares_stack = True
+    resends = True
+
+
+def first_answered_ok(run: CaseWorld) -> DeliveryAttempt | None:
+    """The first delivery's last attempt, if it was answered 2xx (what a later delivery repeats)."""
+    first = run.attempts("d1")
+    return first[-1] if first and first[-1].outcome == "ok" else None
 
 
 def max_overlap(rows: list[dict[str, Any]]) -> int:

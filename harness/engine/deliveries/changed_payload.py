@@ -10,22 +10,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.engine.deliveries.base import Plan, register
+from harness.engine.deliveries.base import QuietResend, first_answered_ok, register
 
 if TYPE_CHECKING:
     from harness.engine.contract import CaseWorld
 
 
 @register("changed_payload")
-class ChangedPayload(Plan):
-    accepts = (frozenset({"quiet"}),)
-    shares_stack = True  # the case's own deliveries (and barrier) only
+class ChangedPayload(QuietResend):
     needs = frozenset({"amount"})
-    resends = True
 
     def after_settle(self, run: CaseWorld) -> bool:
-        first = run.attempts("d1")
-        if not first or first[-1].outcome != "ok":
+        if first_answered_ok(run) is None:
             return False
         amount = run.body["amount"]
         changed = {**run.body, "amount": amount + 100}

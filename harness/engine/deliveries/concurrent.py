@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.engine.deliveries.base import Plan, max_overlap, register
+from harness.engine.deliveries.base import QuietResend, max_overlap, register
 
 if TYPE_CHECKING:
     from harness.engine.contract import CaseWorld
@@ -19,10 +19,7 @@ COPIES = 5
 
 
 @register("concurrent")
-class Concurrent(Plan):
-    accepts = (frozenset({"quiet"}),)
-    shares_stack = True  # the case's own deliveries (and barrier) only
-    resends = True
+class Concurrent(QuietResend):
     repeat = 5
 
     def __init__(self) -> None:

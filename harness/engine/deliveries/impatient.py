@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, ClassVar
 from fake_providers.payment import Barrier
 from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.engine.crashpoints.base import REACH_S, hold_at
-from harness.engine.deliveries.base import Plan, max_overlap, register
+from harness.engine.deliveries.base import QuietResend, max_overlap, register
 from harness.engine.workload import BackgroundDelivery, DeliveryAttempt
 
 if TYPE_CHECKING:
@@ -32,12 +32,9 @@ RETRY_ANSWERED_S = 60.0  # how long the retry may take to be answered
 
 
 @register("impatient")
-class Impatient(Plan):
-    accepts = (frozenset({"quiet"}),)
-    shares_stack = True  # the case's own deliveries (and barrier) only
+class Impatient(QuietResend):
     # A workflow that answers before its work never keeps this sender waiting.
     needs = frozenset({"sync_answer"})
-    resends = True
     # Where the provider holds the first effect request (the barrier's point).
     hold_point: ClassVar[ProviderPoint] = ProviderPoint.COMMITTED
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.engine.deliveries.base import Plan, register
+from harness.engine.deliveries.base import Plan, QuietResend, first_answered_ok, register
 
 if TYPE_CHECKING:
     from harness.engine.contract import CaseWorld
@@ -22,17 +22,15 @@ if TYPE_CHECKING:
 
 
 @register("late")
-class Late(Plan):
-    accepts = (frozenset({"quiet"}),)
-    resends = True
-    shares_stack = True  # the case's own redelivery (late_after_ttl's key expiry is stack-wide)
+class Late(QuietResend):
+    # (late_after_ttl does not share: its key expiry is stack-wide)
 
     def after_settle(self, run: CaseWorld) -> bool:
-        first = run.attempts("d1")
-        if not first or first[-1].outcome != "ok":
+        first = first_answered_ok(run)
+        if first is None:
             return False  # nothing completed to redeliver: no proof
         run.deliver(delivery="late")
-        self.fact = f"redelivered after the first delivery's 2xx at {first[-1].ended_at:.3f}"
+        self.fact = f"redelivered after the first delivery's 2xx at {first.ended_at:.3f}"
         return True
 
 

@@ -25,7 +25,7 @@ from harness.stack.docker.engine import (
     project_name,
     require_image,
 )
-from harness.stack.process import ManagedProcess, RunAs
+from harness.stack.process import ManagedProcess
 from harness.stack.run import RunContext
 
 COMPOSE_DIR = Path(__file__).resolve().parents[3] / "compose"
@@ -151,16 +151,7 @@ class ComposeProject:
             self.run.run_dir / "compose.run.yaml",
         ]
 
-    def process(
-        self,
-        name: str,
-        argv: Sequence[str],
-        env: dict[str, str],
-        *,
-        run_as: RunAs | None = None,
-        cwd: Path | None = None,
-    ) -> ManagedProcess:
-        del run_as, cwd  # the image decides its user and work dir
+    def process(self, name: str, argv: Sequence[str], env: dict[str, str]) -> ManagedProcess:
         spec = self.specs[name] = service_spec(name, argv, env)
         if name not in BACKING and not self.custom_n8n_image:
             spec["volumes"] = [*spec.get("volumes", []), *cache_mounts(argv)]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from fake_providers.payment.kinds import Effect, Outcome
 from fake_providers.payment.store import (
+    AttemptFilter,
     AttemptStart,
     ClaimStatus,
     CommitRow,
@@ -48,8 +49,8 @@ def test_claim_states_follow_the_key_lifecycle(tmp_path: Path) -> None:
     assert replay.status is ClaimStatus.DONE
     assert replay.replay == OK
     assert replay.replay_effect_id == "ch_1"
-    assert [a["attempt_no"] for a in store.attempts(key="k1")] == [1, 2, 3, 4]
-    assert [a["outcome"] for a in store.attempts(key="k1")] == [
+    assert [a["attempt_no"] for a in store.attempts(AttemptFilter(key="k1"))] == [1, 2, 3, 4]
+    assert [a["outcome"] for a in store.attempts(AttemptFilter(key="k1"))] == [
         Outcome.COMMITTED,
         Outcome.CONFLICT_409,
         Outcome.MISMATCH_422,
@@ -82,7 +83,7 @@ def test_reopening_marks_unfinished_attempts_interrupted_and_frees_their_claims(
     crashed.close()  # stands in for a killed process: nothing was settled
 
     reopened = LedgerStore(path, now=200.0)
-    [attempt] = reopened.attempts(key="k1")
+    [attempt] = reopened.attempts(AttemptFilter(key="k1"))
     assert attempt["id"] == held.attempt_id
     assert attempt["outcome"] == Outcome.INTERRUPTED
     assert reopened.begin_attempt(start(), 60, 201.0).status is ClaimStatus.CLAIMED
@@ -118,6 +119,8 @@ def test_attempts_since_keeps_only_the_window(tmp_path: Path) -> None:
         store.begin_attempt(
             AttemptStart(Effect.CHARGE, f"k{at}", "r1", "fp", received_at=at), 60, at
         )
-    assert [r["received_at"] for r in store.attempts(since=200.0)] == [200.0, 300.0]
-    assert [r["received_at"] for r in store.attempts(since=200.0, key="k300.0")] == [300.0]
+    assert [r["received_at"] for r in store.attempts(AttemptFilter(since=200.0))] == [200.0, 300.0]
+    assert [r["received_at"] for r in store.attempts(AttemptFilter(since=200.0, key="k300.0"))] == [
+        300.0
+    ]
     assert len(store.attempts()) == 3

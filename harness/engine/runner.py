@@ -156,9 +156,7 @@ def run_case(
         body=workflow.render_body(key=key, event_id=f"evt-{key}"),
         beside=beside,
     )
-    run.executions_before = max(
-        (int(e["id"]) for w in run.workflow_ids() for e in stack.executions(w)), default=0
-    )
+    run.executions_before = stack.newest_execution_id()
     case_dir = stack.run.run_dir / "cases" / case.id
     case_dir.mkdir(parents=True, exist_ok=True)
     (case_dir / "history.jsonl").unlink(missing_ok=True)

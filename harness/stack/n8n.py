@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -188,34 +188,24 @@ class JobLog:
             )
 
 
-@dataclass(frozen=True)
-class Reconnection:
-    """Log lines by which an n8n process says it lost, then regained, a link."""
-
-    lost: str
-    recovered: str
-
-
-REDIS_RECONNECTION = Reconnection("Lost Redis connection", "Recovered Redis connection")
+# The log lines by which an n8n process says it lost, then regained, its Redis link.
+REDIS_LOST, REDIS_RECOVERED = "Lost Redis connection", "Recovered Redis connection"
 RECONNECT_DEADLINE_S = 60.0
 
 
 def await_reconnection(
-    processes: Iterable[N8nProcess],
-    marks: dict[str, int],
-    signal: Reconnection,
-    revived: Iterable[str] = (),
+    processes: Iterable[N8nProcess], marks: Mapping[str, int], revived: Iterable[str] = ()
 ) -> None:
-    """Return once every process named in ``marks`` (log sizes) that logged the link lost
-    since its mark logged it recovered; a deadline that expires raises. A process that
+    """Return once every process named in ``marks`` (log sizes) that logged its Redis link
+    lost since its mark logged it recovered; a deadline that expires raises. A process that
     ``revived`` names (``Stack.revive``'s "<name> restarted"/"<name> resumed") is not waited
     for: a restarted one's lost link was its dead predecessor's."""
     skipped = {said.partition(" ")[0] for said in revived}
 
     def reconnected(proc: N8nProcess) -> bool:
         since = proc.process.log_since(marks.get(proc.name, 0))
-        lost = since.rfind(signal.lost)
-        return lost < 0 or since.find(signal.recovered, lost) >= 0
+        lost = since.rfind(REDIS_LOST)
+        return lost < 0 or since.find(REDIS_RECOVERED, lost) >= 0
 
     for proc in processes:
         if proc.name not in marks or proc.name in skipped:

@@ -70,6 +70,12 @@ def execution_rows(
     return query(dsn, sql + " ORDER BY e.id", params)
 
 
+def newest_execution_id(dsn: str) -> int:
+    """The newest execution's id (0: none yet): ids come from one sequence, so every
+    execution created later has a greater one (``execution_rows``' ``after_id``)."""
+    return int(query(dsn, "SELECT coalesce(max(id), 0) AS id FROM execution_entity")[0]["id"])
+
+
 def wait_till(dsn: str, execution_id: str) -> float | None:
     """When a waiting execution is due to resume (``waitTill``, epoch seconds), or None."""
     rows = query(

@@ -32,7 +32,6 @@ from harness.stack.deploy import DeployedWorkflow, deploy, write_variables
 from harness.stack.install import DEFAULT_N8N_VERSION, Installation
 from harness.stack.intercept.launcher import InterceptProxy
 from harness.stack.n8n import (
-    REDIS_RECONNECTION,
     TIMING_PROFILES,
     N8nProcess,
     Role,
@@ -219,9 +218,16 @@ class Stack:
             raise ConfigError("this needs the fake provider; start the stack with it")
         return self.provider
 
-    def revive(self) -> list[str]:
+    def log_marks(self) -> dict[str, int]:
+        """Where each n8n process's log stands now (for ``revive(reconnecting=...)``)."""
+        return {p.name: p.process.log_size() for p in self.n8n_processes}
+
+    def revive(self, reconnecting: Mapping[str, int] | None = None) -> list[str]:
         """Resume paused processes and restart dead n8n processes; names them. The dead boot
-        side by side (as at bring-up: the database is migrated), ready within one deadline."""
+        side by side (as at bring-up: the database is migrated), ready within one deadline.
+        With ``reconnecting`` (``log_marks()`` taken before Redis links were cut), returns
+        once every process that lost its Redis link since then says it is back (one revived
+        here is not waited for: a restarted one's lost link was its dead predecessor's)."""
         revived = []
         for proc in self.n8n_processes:
             if proc.process.paused:
@@ -235,6 +241,8 @@ class Stack:
         revived += [f"{proc.name} restarted" for proc in dead]
         if self.spare is not None and not self.spare.process.running:
             self.boot_spare()
+        if reconnecting:
+            await_reconnection(self.n8n_processes, reconnecting, revived)
         return revived
 
     def reset_links(self) -> None:
@@ -254,12 +262,11 @@ class Stack:
         Shopify/toxiproxy#558: every later call 503), which would fail every later case of the
         stack. Every process loses its links at once and reconnects, as after a cut; the
         spare's Redis link is parked before it is enabled, so the spare never takes a job."""
-        marks = {p.name: p.process.log_size() for p in self.n8n_processes}
+        marks = self.log_marks()
         self.toxiproxy_server.process.restart()
         wait_ready(self.toxiproxy_server.readiness(), self.config.ready_timeout_s)
         self._create_proxies(parked=f"{self.spare.name}_redis" if self.spare else None)
-        revived = self.revive()  # a process that gave Redis up for good exits (n8n's threshold)
-        await_reconnection(self.n8n_processes, marks, REDIS_RECONNECTION, revived)
+        self.revive(marks)  # a process that gave Redis up for good exits (n8n's threshold)
         # Their Postgres links broke too: n8n answers 503 until its pool is back.
         wait_all_ready([p.readiness() for p in self.n8n_processes], self.config.ready_timeout_s)
 
@@ -304,6 +311,10 @@ class Stack:
             for job, (started_at, finished) in worker.jobs_of(execution_id).items():
                 newest[i] = max(newest.get(i, (False, "", 0)), (not finished, started_at, job))
         return max(newest, key=newest.__getitem__) if newest else None
+
+    def newest_execution_id(self) -> int:
+        """The newest execution's id (0: none): a later one's is greater (``after_id``)."""
+        return n8n_db.newest_execution_id(self.postgres_dsn)
 
     def executions(
         self, workflow_id: str, containing: str | None = None, after_id: int = 0

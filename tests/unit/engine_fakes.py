@@ -149,8 +149,11 @@ class FakeStack:
     def require_provider(self) -> FakeProvider:
         return self.provider
 
-    def revive(self) -> list[str]:
+    def revive(self, reconnecting: object = None) -> list[str]:
         return []
+
+    def newest_execution_id(self) -> int:
+        return max((int(r["id"]) for r in self.rows), default=0)
 
     def reset_links(self) -> None:
         pass

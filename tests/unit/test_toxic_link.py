@@ -60,7 +60,10 @@ class FakeStack:
     def proxy(self, name: str) -> FakeProxy:
         return self.proxies[name]
 
-    def revive(self) -> list[str]:
+    def log_marks(self) -> dict[str, int]:
+        return {}
+
+    def revive(self, reconnecting: object = None) -> list[str]:
         return []
 
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from harness.engine.faults.base import FaultContext, NoAction, register
-from harness.stack.n8n import REDIS_RECONNECTION, Reconnection, await_reconnection
 from harness.stack.toxiproxy import Proxy
 
 
@@ -32,9 +31,9 @@ class LinkOutage(NoAction):
     may_lose_answer: bool = False  # type: ignore[misc]
     offers: ClassVar[frozenset[str]] = frozenset({"link_outage"})
     needs_window: ClassVar[frozenset[str]] = frozenset({"response_held"})
-    # If set, the heal returns only once every n8n process that lost the link says it is
+    # The heal returns only once every n8n process that lost its Redis link says it is
     # back: what happens next then happens on a reconnected stack, every run.
-    reconnection: Reconnection | None = None
+    awaits_redis: bool = False
     _log_marks: dict[str, int] = field(default_factory=dict)
     _down: list[str] = field(default_factory=list)
     _disabled: list[Proxy] = field(default_factory=list)  # what the heal must enable again
@@ -45,7 +44,7 @@ class LinkOutage(NoAction):
 
     def inject(self, ctx: FaultContext) -> None:
         proxies = self.links(ctx)  # first: no target means nothing is touched
-        self._log_marks = {p.name: p.process.log_size() for p in ctx.stack.n8n_processes}
+        self._log_marks = ctx.stack.log_marks()
         self._disabled.extend(proxies)
         for proxy in proxies:
             proxy.disable()
@@ -62,10 +61,8 @@ class LinkOutage(NoAction):
         for proxy in self._disabled:
             proxy.enable()
         self._disabled.clear()
-        revived = ctx.stack.revive()
-        if self.reconnection is not None and self._log_marks:
-            marks, self._log_marks = self._log_marks, {}
-            await_reconnection(ctx.stack.n8n_processes, marks, self.reconnection)
+        marks, self._log_marks = self._log_marks, {}
+        revived = ctx.stack.revive(marks if self.awaits_redis else None)
         ctx.journal.record("fault.heal", self.name, restarted=revived)
 
 
@@ -90,7 +87,7 @@ register(
         # Work that ends while main resubscribes to Redis may never reach the caller (seen on
         # 2.40.7 even with the release held until every process reconnected).
         may_lose_answer=True,
-        reconnection=REDIS_RECONNECTION,
+        awaits_redis=True,
     ),
 )
 register("redis_outage", lambda: LinkOutage(_redis_links, 14.0))

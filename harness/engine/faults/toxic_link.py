@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from harness.engine.faults.base import FaultContext, NoAction
 from harness.errors import ConfigError
-from harness.stack.n8n import REDIS_RECONNECTION, TIMING_PROFILES, await_reconnection
+from harness.stack.n8n import TIMING_PROFILES
 from harness.stack.ports import established_to
 from harness.stack.toxiproxy import Proxy, Stream, ToxiproxyNotFound
 
@@ -155,7 +155,7 @@ class ToxicLink(NoAction):
 
     def inject(self, ctx: FaultContext) -> None:
         proxies = [p for name in self.links for p in resolve(ctx, name)]  # first: no target
-        self._log_marks = {p.name: p.process.log_size() for p in ctx.stack.n8n_processes}
+        self._log_marks = ctx.stack.log_marks()
         toxics = {"": self.toxic}  # by the suffix of their names, in the order they go on
         if self.toxic.type == "timeout":  # the close waits behind the latency (see above)
             toxics = {"_hold": slow(HOLD_CLOSE_MS, self.toxic.streams), **toxics}
@@ -208,10 +208,8 @@ class ToxicLink(NoAction):
                 with suppress(ToxiproxyNotFound):  # gone already (a reset between cases)
                     proxy.remove_toxic(name)
             self._added.clear()
-        revived = ctx.stack.revive()
-        if self._log_marks:
-            marks, self._log_marks = self._log_marks, {}
-            await_reconnection(ctx.stack.n8n_processes, marks, REDIS_RECONNECTION, revived)
+        marks, self._log_marks = self._log_marks, {}
+        revived = ctx.stack.revive(marks)
         ctx.journal.record("fault.heal", self.name, restarted=revived)
 
     def _sockets(self, ctx: FaultContext, proxies: list[Proxy]) -> int:

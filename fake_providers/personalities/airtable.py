@@ -8,7 +8,16 @@ import re
 from typing import Any
 
 from ..upstreams import Collection
-from .base import Answer, MakeId, Personality, named_field, one_public, routes, stored_identity
+from .base import (
+    Answer,
+    MakeId,
+    Personality,
+    hooks,
+    named_field,
+    one_public,
+    routes,
+    stored_identity,
+)
 from .documents import STORED_IDENTITY, Document, Inbound, body_of, public, text, utc_stamp
 
 TABLES = Collection(
@@ -66,6 +75,11 @@ def update(collection: Collection, inbound: Inbound, document: Document) -> Docu
     return {**document, "fields": {**base, **fields}}
 
 
+reference = named_field  # in `fields` or the first of `records`
+identity = stored_identity  # an upsert is keyed by what `store` kept
+updated = one_public
+
+
 PERSONALITY = Personality(
     name="airtable",
     host="api.airtable.com",
@@ -74,12 +88,5 @@ PERSONALITY = Personality(
     read="GET /v0/<base>/<table>?filterByFormula={F}='v' (equalities, AND); one record by id",
     key="the field named like the business key",
     collections=(TABLES,),
-    reference=named_field,  # in `fields` or the first of `records`
-    store=store,
-    identity=stored_identity,
-    select=select,
-    listing=listing,
-    created=created,
-    update=update,
-    updated=one_public,
+    **hooks(globals()),
 )

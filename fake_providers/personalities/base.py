@@ -9,8 +9,8 @@ plain JSON documents; the record fake stores, merges and counts.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 from ..upstreams import Collection, ReferenceSource, Route
@@ -146,6 +146,20 @@ class Personality:
     other: Other = no_other
     conflict: Conflict = no_conflict
     key_of: CollectionKey = path_key
+
+
+# The fields a module may fill by defining a function of that name (`store`, `select`, ...).
+_HOOKS = tuple(
+    f.name
+    for f in fields(Personality)
+    if f.name not in ("name", "host", "effect", "read", "key", "collections")
+)
+
+
+def hooks(namespace: Mapping[str, object]) -> dict[str, Any]:
+    """A personality module's hooks, `**hooks(globals())`: what it defines under a hook's name,
+    so each is written once, where it is defined (an alias such as `updated = created` counts)."""
+    return {name: namespace[name] for name in _HOOKS if name in namespace}
 
 
 GENERIC = Personality(

@@ -9,7 +9,7 @@ import datetime
 from typing import Any
 
 from ..upstreams import Collection, ReferenceSource
-from .base import Answer, MakeId, Personality, one_public, routes, stored_identity
+from .base import Answer, MakeId, Personality, hooks, one_public, routes, stored_identity
 from .documents import (
     STORED_IDENTITY,
     Document,
@@ -135,6 +135,10 @@ def update(collection: Collection, inbound: Inbound, document: Document) -> Docu
     return deep_merge(document, {"properties": body.get("properties") or {}})
 
 
+identity = stored_identity  # an upsert is keyed by what `store` kept
+updated = one_public
+
+
 PERSONALITY = Personality(
     name="hubspot",
     host="api.hubapi.com",
@@ -144,12 +148,5 @@ PERSONALITY = Personality(
     key="the property named like the business key (/properties/<key>)",
     collections=(OBJECTS,),
     reference=lambda key: ReferenceSource("json", f"/properties/{key}"),
-    store=store,
-    identity=stored_identity,
-    select=select,
-    listing=listing,
-    created=created,
-    update=update,
-    updated=one_public,
-    key_of=key_of,
+    **hooks(globals()),
 )

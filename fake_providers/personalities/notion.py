@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ..upstreams import Collection, ReferenceSource
-from .base import Answer, MakeId, Personality, routes
+from .base import Answer, MakeId, Personality, hooks, routes
 from .documents import Document, Inbound, body_of, deep_merge, text, utc_stamp
 
 PAGES = Collection(
@@ -205,6 +205,9 @@ def reference(key: str) -> ReferenceSource:
     )
 
 
+updated = created
+
+
 PERSONALITY = Personality(
     name="notion",
     host="api.notion.com",
@@ -213,12 +216,5 @@ PERSONALITY = Personality(
     " GET /v1/pages/<id>; a database's schema (GET /v1/data_sources/<id>): a title `Name`",
     key="the page property named like the business key (its text)",
     collections=(PAGES,),
-    reference=reference,
-    store=store,
-    select=select,
-    listing=listing,
-    created=created,
-    update=update,
-    updated=created,
-    other=other,
+    **hooks(globals()),
 )

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from ..upstreams import Collection
-from .base import Answer, MakeId, Personality, named_field, routes, stored_identity
+from .base import Answer, MakeId, Personality, hooks, named_field, routes, stored_identity
 from .documents import STORED_IDENTITY, Document, Inbound, body_of, deep_merge, public, text
 
 RPC = Collection("rpc", writes=routes("POST /rest/v1/rpc/*"), per_path=True)
@@ -205,6 +205,10 @@ def updated(collection: Collection, inbound: Inbound, records: list[Document]) -
     return Answer(204, None)
 
 
+reference = named_field  # the column in the row sent (the first of a bulk insert)
+identity = stored_identity  # an upsert is keyed by what `store` kept
+
+
 PERSONALITY = Personality(
     name="postgrest",
     host="<project>.supabase.co",
@@ -215,13 +219,5 @@ PERSONALITY = Personality(
     key="the column named like the business key in the row sent; in a URL filter use"
     ' {"query": "id", "regex": "^eq\\\\.(.+)$"}',
     collections=(RPC, TABLES),
-    reference=named_field,  # the column in the row sent (the first of a bulk insert)
-    store=store,
-    identity=stored_identity,
-    select=select,
-    listing=listing,
-    created=created,
-    update=update,
-    updated=updated,
-    conflict=conflict,
+    **hooks(globals()),
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from ..upstreams import Collection, ReferenceSource
-from .base import Answer, MakeId, Personality, routes
+from .base import Answer, MakeId, Personality, hooks, routes
 from .documents import Document, Inbound, body_of, text
 
 CONTACTS = Collection(
@@ -79,8 +79,5 @@ PERSONALITY = Personality(
     key="the first contact's email (/contacts/0/email)",
     collections=(CONTACTS, MAIL),
     reference=lambda key: ReferenceSource("json", "/contacts/0/email"),
-    store=store,
-    select=select,
-    listing=listing,
-    created=created,
+    **hooks(globals()),
 )

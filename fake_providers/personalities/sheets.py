@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..upstreams import Collection, ReferenceSource
-from .base import Answer, MakeId, Personality, routes
+from .base import Answer, MakeId, Personality, hooks, routes
 from .documents import Document, Inbound, body_of, text
 
 SHEETS = Collection(
@@ -201,13 +201,6 @@ PERSONALITY = Personality(
     " GET /v4/spreadsheets/<id> metadata",
     key='the first cell of the appended row (/values/0/0); another column: {"json": "/values/0/2"}',
     collections=(SHEETS,),
-    new_effect=new_effect,
     reference=lambda key: ReferenceSource("json", "/values/0/0"),  # see `key`
-    store=store,
-    identity=identity,
-    select=select,
-    listing=listing,
-    created=created,
-    other=other,
-    key_of=key_of,
+    **hooks(globals()),
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from ..upstreams import Collection, ReferenceSource
-from .base import Answer, MakeId, Personality, routes
+from .base import Answer, MakeId, Personality, hooks, routes
 from .documents import Document, Inbound, body_of, text
 
 MESSAGES = Collection(
@@ -55,9 +55,5 @@ PERSONALITY = Personality(
     key='the message text (/text); a key inside it: {"json": "/text", "regex": "Order (\\\\S+)"}',
     collections=(MESSAGES,),
     reference=lambda key: ReferenceSource("json", "/text"),
-    store=store,
-    select=select,
-    listing=listing,
-    created=created,
-    other=other,
+    **hooks(globals()),
 )

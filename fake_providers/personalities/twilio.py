@@ -4,7 +4,7 @@ answered 201 with a Message resource), read back by GET of the same path (To/Fro
 from __future__ import annotations
 
 from ..upstreams import Collection, ReferenceSource
-from .base import Answer, MakeId, Personality, routes
+from .base import Answer, MakeId, Personality, hooks, routes
 from .documents import Document, Inbound
 
 MESSAGES = Collection(
@@ -61,8 +61,5 @@ PERSONALITY = Personality(
     key='the message Body (form); a key inside it: {"form": "Body", "regex": "#(\\\\S+)"}',
     collections=(MESSAGES,),
     reference=lambda key: ReferenceSource("form", "Body"),
-    store=store,
-    select=select,
-    listing=listing,
-    created=created,
+    **hooks(globals()),
 )

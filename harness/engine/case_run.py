@@ -114,6 +114,22 @@ class CaseRun:
         with self.stack.require_provider().keys_expired():
             yield
 
+    @contextmanager
+    def workers_held(self) -> Iterator[bool]:
+        if self.beside is not None:
+            yield False
+            return
+        workers = list(self.stack.workers)
+        for worker in workers:
+            worker.pause()
+        self.journal.record("workers.held", "pickup", workers=[w.name for w in workers])
+        try:
+            yield True
+        finally:
+            for worker in workers:
+                worker.resume()
+            self.journal.record("workers.released", "pickup")
+
     def retry_execution(self, execution_id: str) -> Mapping[str, Any]:
         if self.stack.api is None:
             raise SetupError("n8n's public API is not set up on this stack")

@@ -124,6 +124,13 @@ class CaseWorld(Protocol):
         """The provider forgets every completed idempotency key for the block."""
         ...
 
+    def workers_held(self) -> AbstractContextManager[bool]:
+        """n8n's workers frozen for the block (SIGSTOP; a container's freezer), so the jobs
+        queued meanwhile wait as a backlog does and are picked up together on leaving it.
+        Only a case alone on its stack holds (a hold must not delay a neighbour's
+        executions): the block gets True when it held, False beside others."""
+        ...
+
     def retry_execution(self, execution_id: str) -> Mapping[str, Any]:
         """An operator's retry through n8n's public API (a refusal raises a HarnessError)."""
         ...

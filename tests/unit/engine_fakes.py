@@ -134,6 +134,21 @@ class FakeN8n:
 
 
 @dataclass
+class FakeWorker:
+    """A worker the engine may hold: it notes how many execution rows existed at each step."""
+
+    name: str
+    rows: list[dict[str, Any]]
+    steps: list[tuple[str, int]] = field(default_factory=list)
+
+    def pause(self) -> None:
+        self.steps.append(("paused", len(self.rows)))
+
+    def resume(self) -> None:
+        self.steps.append(("resumed", len(self.rows)))
+
+
+@dataclass
 class FakeStack:
     run: FakeRun
     provider: FakeProvider = field(default_factory=FakeProvider)
@@ -141,10 +156,13 @@ class FakeStack:
     ledger: dict[str, str] = field(default_factory=dict)
     processes: list[Any] = field(default_factory=list)
     n8n_processes: list[Any] = field(default_factory=list)
-    workers: list[Any] = field(default_factory=lambda: [object(), object()])
+    workers: list[Any] = field(default_factory=list)
     intercept: Any = None  # no intercepting proxy: the fake workflows call no upstream host
     api: Any = None
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    def __post_init__(self) -> None:
+        self.workers = self.workers or [FakeWorker(f"worker{i}", self.rows) for i in range(2)]
 
     def require_provider(self) -> FakeProvider:
         return self.provider

@@ -123,6 +123,29 @@ def test_a_case_beside_others_sees_only_its_own_executions_and_commits(
     assert result.evidence.stray_commits == []
 
 
+def test_concurrent_copies_alone_on_the_stack_meet_held_workers(stack: fakes.FakeStack) -> None:
+    run(stack, fakes.charges_once, case("concurrent"))
+    # Held before the first copy's execution, released once every copy had one.
+    assert [w.steps for w in stack.workers] == [[("paused", 0), ("resumed", 5)]] * 2
+
+
+def test_concurrent_copies_beside_others_leave_the_workers_alone(stack: fakes.FakeStack) -> None:
+    with respx.mock:
+        respx.post(fakes.WEBHOOK_URL).mock(
+            side_effect=lambda r: fakes.charges_once(stack, json.loads(r.content))
+        )
+        runner.run_case(
+            case("concurrent"),
+            stack,
+            WORKFLOW,
+            DEPLOYMENT,
+            (),
+            "pay-mine",
+            frozenset({"pay-mine", "other"}),
+        )  # type: ignore[arg-type]
+    assert [w.steps for w in stack.workers] == [[], []]
+
+
 def test_alone_another_reference_committing_during_the_case_is_stray(
     stack: fakes.FakeStack,
 ) -> None:

@@ -61,9 +61,22 @@ def test_header_names_the_choice() -> None:
 
 def test_no_more_stacks_than_cases() -> None:
     choice = choose_stacks(Machine(8, 64 * GB), attaching=None, cases=1)
-    assert choice.count == 1 and choice.why.startswith("1 case selected, 8 cores")
+    assert choice.count == 1
+    assert choice.why.startswith("1 case selected (a stack per core, or per 10")
     assert choose_stacks(Machine(8, 64 * GB), attaching=None, cases=3).count == 3
-    assert choose_stacks(Machine(2, 64 * GB), attaching=None, cases=30).count == 6
+
+
+@pytest.mark.parametrize(
+    ("cores", "cases", "count"),
+    [
+        (2, 3, 2),  # a stack per core costs no case its CPU
+        (2, 32, 4),  # beyond that, ten cases a stack (one workflow's gate)
+        (2, 315, 6),  # the whole matrix: the cores decide
+        (8, 24, 8),
+    ],
+)
+def test_beyond_a_stack_per_core_each_brings_ten_cases(cores: int, cases: int, count: int) -> None:
+    assert choose_stacks(Machine(cores, 64 * GB), attaching=None, cases=cases).count == count
 
 
 IDS = ["w-retry-worker_kill-after_commit", "w-retry-no_fault-none", "v-retry-no_fault-none"]

@@ -5,6 +5,7 @@ machine holds (three per core, and its free memory), or one when a live `up` sta
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,12 @@ GB = 1_000_000_000
 # (167 % CPU, 15.4 GB summed RSS with the machine's own 4.8 GB), each case slower but more at
 # once (bench/README.md, "The matrix on several stacks").
 STACKS_PER_CORE = 3
+# A stack's bring-up costs about 25-30 CPU s (n8n's main, workers and task runners loading
+# their modules), taken from the cases of every other stack: beyond one stack per core, each
+# must bring enough cases to pay for it. One workflow's 32 cases (`run -k payment_idempotent`,
+# 2 cores) took 276 s on 6 stacks, 211 s on 4, 220 s on 3, 267 s on 2 (bench/README.md,
+# "Stacks for a few cases").
+CASES_PER_STACK = 10
 
 
 @dataclass(frozen=True)
@@ -63,7 +70,8 @@ def choose_stacks(
     machine: Machine, attaching: Path | None, cases: int | None = None
 ) -> StackChoice:
     """The automatic choice: one to attach to a warm stack, else min(STACKS_PER_CORE x cores,
-    memory / one stack's peak, the cases selected when known), at least one."""
+    memory / one stack's peak, and, when the cases selected are known, a stack per core or per
+    CASES_PER_STACK cases, whichever is more, but never more than the cases), at least one."""
     if attaching is not None:
         return StackChoice(1, f"attaching to the warm stack in {attaching}; -j N to choose")
     fits = [STACKS_PER_CORE * machine.cores]
@@ -71,9 +79,12 @@ def choose_stacks(
     if machine.available_bytes is not None:
         fits.append(machine.available_bytes // STACK_PEAK_BYTES)
         why[1] = f"{machine.available_bytes / GB:.0f} GB free"
-    if cases is not None and cases < min(fits):
-        fits.append(cases)  # a stack more than cases would start for nothing
-        why.insert(0, f"{cases} case{'s' if cases != 1 else ''} selected")
+    if cases is not None:
+        pays = min(cases, max(machine.cores, math.ceil(cases / CASES_PER_STACK)))
+        if pays < min(fits):
+            fits.append(pays)
+            selected = f"{cases} case{'s' if cases != 1 else ''} selected"
+            why.insert(0, f"{selected} (a stack per core, or per {CASES_PER_STACK} cases if more)")
     return StackChoice(max(1, min(fits)), f"{', '.join(why)}; -j N to choose")
 
 

@@ -93,6 +93,11 @@ class Installation:
     # The cache the parts came from; the migrated database templates live there too.
     cache_dir: Path | None = None
 
+    @property
+    def compile_cache(self) -> Path | None:
+        """Where n8n's processes keep Node's compile cache (``SharedEnv.compile_cache``)."""
+        return None if self.cache_dir is None else self.cache_dir / "node-compile-cache"
+
 
 ProgressHook = Callable[[str, str], None]
 """Called as hook(part, message): 'installing', 'cached', or 'done in N s'."""

@@ -107,6 +107,10 @@ class SharedEnv:
     db_password: str
     webhook_url: str
     overrides: dict[str, str]
+    # Node's compile cache (V8 code for n8n's modules), shared by every run of this install:
+    # a worker boots on 14 % less CPU with it (3.1 s against 3.6 s, bench/README.md). A
+    # process writes it as it exits cleanly: the template's main fills it at install time.
+    compile_cache: Path | None = None
 
     def for_process(
         self, user_folder: Path, postgres_port: int, redis_port: int, extra: dict[str, str]
@@ -140,6 +144,7 @@ class SharedEnv:
             **OFFLINE_SETTINGS,
             **offline_modules_env(self.n8n_bin),
             **FAST_CRASH_SETTINGS,
+            **({"NODE_COMPILE_CACHE": str(self.compile_cache)} if self.compile_cache else {}),
             **extra,
             **self.overrides,
         }

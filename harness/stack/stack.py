@@ -421,6 +421,7 @@ class Stack:
             db_password=postgres.password,
             webhook_url=client_url("client_webhook" if config.webhook_processor else "client_main"),
             overrides={**TIMING_PROFILES[config.n8n_timings], **config.n8n_env},
+            compile_cache=inst.compile_cache,
         )
         # None: outbound HTTP(S) not intercepted.
         intercept = _intercept(config, run, listen, inst.mitmproxy_python)

@@ -144,6 +144,7 @@ def _bake(inst: Installation, staging: Path, ready_timeout_s: float) -> None:
             db_password=postgres.password,
             webhook_url=f"http://{HOST}:1/",
             overrides={"EXECUTIONS_MODE": "regular"},  # migrations only; no Redis needed
+            compile_cache=inst.compile_cache,  # filled as this main stops
         )
         main = N8nProcess(
             "main", "main", run, shared, free_port(), free_port(), postgres.port, 1, {}

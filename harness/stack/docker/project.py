@@ -43,7 +43,7 @@ LOCAL_IMAGES = {
 LOCAL_N8N_IMAGE = "n8n-chaos/n8n:thin"
 # Paths and settings of the host that mean nothing inside an image: the image's own PATH,
 # home and n8n user folder apply.
-_HOST_ONLY_ENV = ("PATH", "HOME", "N8N_USER_FOLDER")
+_HOST_ONLY_ENV = ("PATH", "HOME", "N8N_USER_FOLDER", "NODE_COMPILE_CACHE")
 _N8N_HEALTH = (
     "fetch('http://127.0.0.1:'+(process.env.N8N_PORT||process.env.QUEUE_HEALTH_CHECK_PORT)"
     "+'/healthz/readiness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"

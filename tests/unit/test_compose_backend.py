@@ -78,6 +78,7 @@ def test_redis_toxiproxy_and_provider_keep_their_ports() -> None:
 
 def test_n8n_gets_its_role_and_settings_but_not_the_hosts_paths() -> None:
     env = {"PATH": "/node/bin", "HOME": "/run/n8n", "N8N_USER_FOLDER": "/run/n8n", "N8N_PORT": "5"}
+    env["NODE_COMPILE_CACHE"] = "/var/cache/n8n-chaos/node-compile-cache"  # a host path
     spec = service_spec("worker1", ["/node", "/n8n", "worker", "--concurrency=5"], env)
     assert spec == {"command": ["worker", "--concurrency=5"], "environment": {"N8N_PORT": "5"}}
 

@@ -249,3 +249,17 @@ def test_bad_stack_config_is_refused() -> None:
         StackConfig(upstreams={"mine": "nowhere"}, provider=None).validate()
     with pytest.raises(ConfigError, match="taken by the bundled provider"):
         StackConfig(upstreams={"provider": "127.0.0.1:9"}).validate()
+
+
+def test_n8n_processes_share_the_installs_compile_cache(tmp_path: Path) -> None:
+    from harness.stack.install import Installation
+    from harness.stack.n8n import SharedEnv
+
+    inst = Installation(*(tmp_path / p for p in "npbtr"), tmp_path / "py", "2.40.7", tmp_path)
+    shared = SharedEnv(inst.node_bin, inst.n8n_bin, "run", "key", "pw", "http://h/", {})
+    assert "NODE_COMPILE_CACHE" not in shared.for_process(tmp_path, 1, 2, {})
+    cached = SharedEnv(
+        inst.node_bin, inst.n8n_bin, "run", "key", "pw", "http://h/", {}, inst.compile_cache
+    )
+    env = cached.for_process(tmp_path, 1, 2, {})
+    assert env["NODE_COMPILE_CACHE"] == str(tmp_path / "node-compile-cache")

@@ -22,6 +22,7 @@ import secrets
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -602,13 +603,15 @@ class Stack:
 
     # -- teardown ---------------------------------------------------------------------
     def stop(self, keep_data: bool = False) -> None:
-        """End every process this run started, in reverse order; never raises."""
+        """End every process this run started, never raises: n8n's processes first, side by
+        side (each shuts down on its own, and on a loaded machine one after another took
+        20-50 s of the suite's tail), then what they used (their database, Redis, links)."""
         if self.api is not None:
             self.api.close()
-        procs = list(reversed(self.processes))
-        for proc in procs:
-            with contextlib.suppress(Exception):
-                proc.stop(grace_s=10.0)
+        n8n = [n.process for n in self.n8n_processes] + ([self.spare.process] if self.spare else [])
+        backing = [p for p in reversed(self.processes) if all(p is not n for n in n8n)]
+        for tier in (n8n, backing):
+            _stop_side_by_side(tier, concurrently=self.containers is None)
         self.toxiproxy.close()
         if self.provider is not None:
             self.provider.control.close()
@@ -619,6 +622,22 @@ class Stack:
         release_ports(self.reserved_ports)
         if not keep_data:
             self.postgres.remove_data()
+
+
+def _stop_side_by_side(procs: list[ManagedProcess], concurrently: bool) -> None:
+    """Stop each process, never raising; native processes at once (a container's stop goes
+    through the one docker client, so those one after another)."""
+
+    def stop(proc: ManagedProcess) -> None:
+        with contextlib.suppress(Exception):
+            proc.stop(grace_s=10.0)
+
+    if not concurrently or len(procs) < 2:
+        for proc in procs:
+            stop(proc)
+        return
+    with ThreadPoolExecutor(max_workers=len(procs), thread_name_prefix="stop") as pool:
+        list(pool.map(stop, procs))
 
 
 @contextlib.contextmanager

@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -263,3 +264,24 @@ def test_n8n_processes_share_the_installs_compile_cache(tmp_path: Path) -> None:
     )
     env = cached.for_process(tmp_path, 1, 2, {})
     assert env["NODE_COMPILE_CACHE"] == str(tmp_path / "node-compile-cache")
+
+
+def test_a_stacks_processes_stop_side_by_side_and_one_failing_stops_no_other() -> None:
+    from harness.stack.stack import _stop_side_by_side
+
+    together = threading.Barrier(2, timeout=5)
+    stopped: list[str] = []
+
+    class Fake:
+        def __init__(self, name: str, fails: bool = False) -> None:
+            self.name, self.fails = name, fails
+
+        def stop(self, grace_s: float) -> None:
+            if self.fails:
+                raise OSError("gone")
+            together.wait()  # returns only if the other one is stopping at the same time
+            stopped.append(self.name)
+
+    procs: list[Any] = [Fake("main"), Fake("broken", fails=True), Fake("worker0")]
+    _stop_side_by_side(procs, concurrently=True)
+    assert sorted(stopped) == ["main", "worker0"]

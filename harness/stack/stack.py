@@ -198,13 +198,20 @@ class Stack:
     @property
     def processes(self) -> list[ManagedProcess]:
         """Every process of the stack, in start order."""
+        return self._backing_processes() + self._n8n_and_spare_processes()
+
+    def _backing_processes(self) -> list[ManagedProcess]:
+        """What n8n uses (database, Redis, links, provider, proxy), in start order."""
         backing = [self.postgres.process, self.redis.process, self.toxiproxy_server.process]
         if self.provider is not None:
             backing.append(self.provider.process)
         if self.intercept is not None:
             backing.append(self.intercept.process)
+        return backing
+
+    def _n8n_and_spare_processes(self) -> list[ManagedProcess]:
         spare = [self.spare.process] if self.spare else []
-        return backing + [n.process for n in self.n8n_processes] + spare
+        return [n.process for n in self.n8n_processes] + spare
 
     def link(self, process: N8nProcess, upstream: str) -> Proxy:
         """The process's own proxy to ``upstream`` (e.g. "redis", "provider")."""
@@ -608,9 +615,7 @@ class Stack:
         20-50 s of the suite's tail), then what they used (their database, Redis, links)."""
         if self.api is not None:
             self.api.close()
-        n8n = [n.process for n in self.n8n_processes] + ([self.spare.process] if self.spare else [])
-        backing = [p for p in reversed(self.processes) if all(p is not n for n in n8n)]
-        for tier in (n8n, backing):
+        for tier in (self._n8n_and_spare_processes(), self._backing_processes()[::-1]):
             _stop_side_by_side(tier, concurrently=self.containers is None)
         self.toxiproxy.close()
         if self.provider is not None:

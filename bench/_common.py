@@ -12,7 +12,7 @@ import os
 import platform
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,13 +74,21 @@ def _children() -> dict[int, list[int]]:
     return tree
 
 
-def tree_rss_mb(root: int) -> float:
-    """Resident memory of a process and all its descendants, in MB."""
+def descendants(roots: Iterable[int]) -> set[int]:
+    """The processes and all their descendants (an n8n process's task runner with it)."""
     tree = _children()
-    total_kb, todo = 0, [root]
+    found, todo = set(), list(roots)
     while todo:
         pid = todo.pop()
+        found.add(pid)
         todo += tree.get(pid, [])
+    return found
+
+
+def tree_rss_mb(root: int) -> float:
+    """Resident memory of a process and all its descendants, in MB."""
+    total_kb = 0
+    for pid in descendants([root]):
         try:
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):

@@ -138,7 +138,10 @@ class SharedEnv:
             "N8N_WEBHOOK_URL": self.webhook_url,
             "N8N_SECURE_COOKIE": "false",
             "N8N_LOG_LEVEL": "debug",
-            "N8N_METRICS": "true",
+            # Off: nothing here reads /metrics, and with it on every n8n process wakes each
+            # 10 ms (prom-client's event-loop-delay monitor): an idle stack took 1.65-2.01 CPU s
+            # a minute with it, 1.18-1.19 without (bench/idle_cpu.py).
+            "N8N_METRICS": "false",
             # Workflows read their upstream's proxy address from $env (one proxy per worker).
             "N8N_BLOCK_ENV_ACCESS_IN_NODE": "false",
             **OFFLINE_SETTINGS,

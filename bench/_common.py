@@ -46,6 +46,15 @@ def write_result(name: str, data: dict[str, Any]) -> Path:
     return path
 
 
+def write_entry(name: str, group: str, key: str, entry: dict[str, Any]) -> Path:
+    """Write one entry of a result file that keeps one per key (a label, a comparison): the
+    other keys' entries stay as an earlier run wrote them."""
+    path = RESULTS / f"{name}.json"
+    entries = json.loads(path.read_text()).get(group, {}) if path.is_file() else {}
+    entries[key] = entry
+    return write_result(name, {group: entries})
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     cells = [[str(h) for h in headers], *[[_fmt(c) for c in row] for row in rows]]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]

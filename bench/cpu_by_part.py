@@ -12,13 +12,12 @@ to make cheaper. Writes bench/results/cpu_by_part.json (one entry per label).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import time
 from pathlib import Path
 
-from _common import RESULTS, table, write_result
+from _common import table, write_entry
 
 TICK = os.sysconf("SC_CLK_TCK")
 # (part, a substring of the command line), first match wins.
@@ -117,10 +116,7 @@ def main() -> None:
     rows = [(part, cpu, f"{cpu / total:.0%}" if total else "-") for part, cpu in by_part.items()]
     print(f"wall {result['wall_s']} s, machine CPU {total} s of {result['cores']} cores")
     print(table(["part", "CPU s", "of the machine's"], rows))
-    path = RESULTS / "cpu_by_part.json"
-    runs = json.loads(path.read_text()).get("runs", {}) if path.is_file() else {}
-    runs[args.label] = result
-    print(f"written: {write_result('cpu_by_part', {'runs': runs})}")
+    print(f"written: {write_entry('cpu_by_part', 'runs', args.label, result)}")
 
 
 if __name__ == "__main__":

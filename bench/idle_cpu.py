@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from _common import RESULTS, descendants, load, table, write_result
+from _common import descendants, load, table, write_entry
 from cpu_by_part import snapshot
 
 from harness.stack.install import DEFAULT_N8N_VERSION, Installer
@@ -39,7 +38,7 @@ COMPARISONS = {
 }
 
 
-def cpu_by_part(pids: set[int]) -> Counter[str]:
+def cpu_of(pids: set[int]) -> Counter[str]:
     """CPU seconds so far of these processes, by part."""
     by_part: Counter[str] = Counter()
     for pid, (part, cpu) in snapshot().items():
@@ -49,12 +48,12 @@ def cpu_by_part(pids: set[int]) -> Counter[str]:
 
 
 def measure(stack: Stack, settle_s: float, seconds: float) -> dict[str, Any]:
-    time.sleep(settle_s)  # the measured span itself: the spare boots after the stack is ready
+    time.sleep(settle_s)  # no signal to wait on: the spare boots after the stack is ready
     pids = descendants(p.pid for p in stack.processes if p.pid is not None)
-    booted = cpu_by_part(pids)
+    booted = cpu_of(pids)
     load_before = load()
     time.sleep(seconds)  # the measured span itself: nothing to wait for
-    after = cpu_by_part(pids)
+    after = cpu_of(pids)
     idle = Counter({part: (after[part] - booted[part]) * 60 / seconds for part in after})
     return {
         "processes": len(pids),
@@ -107,11 +106,9 @@ def main() -> None:
             ],
         )
     )
-    earlier = RESULTS / "idle_cpu.json"
-    kept = json.loads(earlier.read_text()).get("comparisons", {}) if earlier.exists() else {}
     at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    kept[args.compare] = {"at": at, "n8n_version": args.n8n_version, "runs": results}
-    print(f"written: {write_result('idle_cpu', {'comparisons': kept})}")
+    entry = {"at": at, "n8n_version": args.n8n_version, "runs": results}
+    print(f"written: {write_entry('idle_cpu', 'comparisons', args.compare, entry)}")
 
 
 if __name__ == "__main__":

@@ -77,17 +77,46 @@ def check_timings(profile: str) -> str:
 # Modules that call n8n's servers on their own (the MCP registry refresh fetches
 # api.n8n.io at start). Only names the installed version knows may be listed, else n8n exits.
 _MODULES_THAT_CALL_HOME = ("mcp-registry",)
+# Modules off the execution path: the editor's and the admin's features (AI builder, MCP
+# server, chat, SSO, source control, favourites, insights' dashboards, the cluster's member
+# list). n8n imports every enabled module in every process, a worker too: with these off a
+# stack boots on less CPU (bench/idle_cpu.py --compare modules). Kept on: what a workflow's
+# run can touch (data tables, credentials and their keys, external secrets, redaction, log
+# streaming, node-type policies, community nodes).
+_MODULES_OFF_THE_EXECUTION_PATH = (
+    "instance-ai",
+    "mcp",
+    "chat-hub",
+    "workflow-builder",
+    "breaking-changes",
+    "insights",
+    "favorites",
+    "quick-connect",
+    "instance-version-history",
+    "instance-registry",
+    "otel",
+    "oauth-server",
+    "token-exchange",
+    "sso-oidc",
+    "sso-saml",
+    "ldap",
+    "provisioning",
+    "source-control",
+    "workflow-reviews",
+)
 _MODULE_LIST = "@n8n/backend-common/dist/modules/modules.config.js"
 
 
 def offline_modules_env(n8n_bin: Path) -> dict[str, str]:
-    """N8N_DISABLED_MODULES for the installed n8n: the call-home modules it has."""
+    """N8N_DISABLED_MODULES for the installed n8n: the call-home modules and those off the
+    execution path that it has."""
     node_modules = n8n_bin.parent.parent.parent
     try:
         known = set(re.findall(r"'([a-z0-9-]+)'", (node_modules / _MODULE_LIST).read_text()))
     except OSError:
         return {}
-    disabled = [m for m in _MODULES_THAT_CALL_HOME if m in known]
+    wanted = _MODULES_THAT_CALL_HOME + _MODULES_OFF_THE_EXECUTION_PATH
+    disabled = [m for m in wanted if m in known]
     return {"N8N_DISABLED_MODULES": ",".join(disabled)} if disabled else {}
 
 

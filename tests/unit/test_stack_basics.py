@@ -285,3 +285,16 @@ def test_a_stacks_processes_stop_side_by_side_and_one_failing_stops_no_other() -
     procs: list[Any] = [Fake("main"), Fake("broken", fails=True), Fake("worker0")]
     _stop_side_by_side(procs, concurrently=True)
     assert sorted(stopped) == ["main", "worker0"]
+
+
+def test_only_modules_the_installed_n8n_knows_are_turned_off(tmp_path: Path) -> None:
+    from harness.stack.n8n import offline_modules_env
+
+    n8n_bin = tmp_path / "node_modules" / "n8n" / "bin" / "n8n"
+    module_list = tmp_path / "node_modules/@n8n/backend-common/dist/modules/modules.config.js"
+    module_list.parent.mkdir(parents=True)
+    # An n8n that knows the call-home module, one off the execution path, and data tables.
+    module_list.write_text("exports.MODULE_NAMES = ['mcp-registry', 'insights', 'data-table'];")
+    assert offline_modules_env(n8n_bin) == {"N8N_DISABLED_MODULES": "mcp-registry,insights"}
+    module_list.write_text("exports.MODULE_NAMES = ['data-table'];")
+    assert offline_modules_env(n8n_bin) == {}

@@ -298,3 +298,21 @@ def test_only_modules_the_installed_n8n_knows_are_turned_off(tmp_path: Path) -> 
     assert offline_modules_env(n8n_bin) == {"N8N_DISABLED_MODULES": "mcp-registry,insights"}
     module_list.write_text("exports.MODULE_NAMES = ['data-table'];")
     assert offline_modules_env(n8n_bin) == {}
+
+
+@pytest.mark.parametrize(("editor", "disabled"), [(False, "true"), (True, None)])
+def test_main_has_its_editor_only_when_a_person_will_open_it(
+    tmp_path: Path, editor: bool, disabled: str | None
+) -> None:
+    from harness.stack.install import Installation
+    from harness.stack.stack import Stack
+
+    inst = Installation(*(tmp_path / p for p in "npbtr"), tmp_path / "py", "2.40.7", tmp_path)
+    run = RunContext.create(tmp_path / "runs")
+    try:
+        config = StackConfig(provider=None, intercept=False, editor=editor)
+        stack = Stack._assemble(inst, config, run)  # objects only: nothing starts
+        assert stack.main.process.env.get("N8N_DISABLE_UI") == disabled
+        assert all("N8N_DISABLE_UI" not in w.process.env for w in stack.workers)
+    finally:
+        run.reaper.close()

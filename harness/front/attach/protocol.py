@@ -34,6 +34,7 @@ _NOT_SHAPE = frozenset(
         "db_template",
         "toxiproxy_seed",
         "spare_worker",
+        "editor",
     }
 )
 _UNIX_PATH_MAX = 100  # sun_path is 108 bytes; keep a margin

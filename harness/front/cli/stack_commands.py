@@ -112,6 +112,7 @@ def up(
             n8n_env=pairs(n8n_env, "--n8n-env"),
             main_port=main_port,
             provider=ProviderSettings(key_ttl_s=provider_key_ttl) if with_provider else None,
+            editor=True,  # a person may open it
         )
         config.validate()  # bad input: one line before anything is installed or started
         inst = installer(config.n8n_version).install()

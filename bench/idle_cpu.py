@@ -6,6 +6,7 @@ both see the same load on a shared machine).
     python bench/idle_cpu.py                        # N8N_METRICS on against off (the default)
     python bench/idle_cpu.py --compare main-runner  # main with a task runner against none
     python bench/idle_cpu.py --compare modules      # n8n's modules against the lean set
+    python bench/idle_cpu.py --compare editor       # main with n8n's editor against without
     python bench/idle_cpu.py --seconds 120 --runs 3
 
 A stack of the main job lives for the whole run and most of that time waits: what it burns
@@ -35,6 +36,10 @@ COMPARISONS = {
     "main-runner": {
         "main starts a task runner (default)": {},
         "main starts none": {"OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS": "true"},
+    },
+    "editor": {
+        "main with its editor": {"N8N_DISABLE_UI": "false"},
+        "main without (default)": {},
     },
     "modules": {
         "n8n's modules (only the call-home one off)": {"N8N_DISABLED_MODULES": "mcp-registry"},

@@ -110,8 +110,8 @@ class StackConfig:
     # (harness.stack.spare); native only, and not for a stack others attach to.
     spare_worker: bool = False
     # n8n's editor in main: on for a stack a person opens (`up`). Off, main skips writing the
-    # editor's assets and node types at every boot: it boots on about 2.8 CPU s less
-    # (5.8 against 8.6, bench/README.md); the REST and public APIs are the same.
+    # editor's assets and node types at every boot: it boots on about 2.3 CPU s less (4.9
+    # against 7.2, bench/boot_cpu.py --role main --compare editor); the APIs are the same.
     editor: bool = False
 
     def validate(self) -> None:

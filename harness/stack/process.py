@@ -67,6 +67,7 @@ class ManagedProcess:
     registry: ProcessRegistry
     cwd: Path | None = None
     run_as: RunAs | None = None
+    stop_signal: signal.Signals = signal.SIGTERM  # what asks it to shut down cleanly
     last_returncode: int | None = field(default=None, init=False)
     paused: bool = field(default=False, init=False)
     _popen: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
@@ -110,13 +111,13 @@ class ManagedProcess:
             yield log
 
     def stop(self, grace_s: float = 10.0) -> None:
-        """SIGTERM the group, then SIGKILL it after ``grace_s``; always reaps the child."""
+        """``stop_signal`` to the group, then SIGKILL after ``grace_s``; always reaps it."""
         popen = self._popen
         if popen is None:
             return
         if popen.poll() is None:
-            self._signal_group(signal.SIGTERM)
-            self._signal_group(signal.SIGCONT)  # a paused process cannot act on SIGTERM
+            self._signal_group(self.stop_signal)
+            self._signal_group(signal.SIGCONT)  # a paused process cannot act on it
             with contextlib.suppress(subprocess.TimeoutExpired):
                 popen.wait(timeout=grace_s)
         self._signal_group(signal.SIGKILL)  # leftovers of the group, e.g. task runners

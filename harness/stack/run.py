@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -73,6 +74,7 @@ class RunContext:
         run_as: RunAs | None = None,
         cwd: Path | None = None,
         on_host: bool = False,
+        stop_signal: signal.Signals = signal.SIGTERM,
     ) -> ManagedProcess:
         """A part of the run, as its backend runs parts (``process_factory``); with
         ``on_host``, or with no factory, a child process on this machine (the run's reaper
@@ -88,4 +90,5 @@ class RunContext:
             registry=self.reaper,
             run_as=run_as,
             cwd=cwd,
+            stop_signal=stop_signal,
         )

@@ -316,3 +316,26 @@ def test_main_has_its_editor_only_when_a_person_will_open_it(
         assert all("N8N_DISABLE_UI" not in w.process.env for w in stack.workers)
     finally:
         run.reaper.close()
+
+
+def test_stop_asks_with_the_process_own_signal(tmp_path: Path) -> None:
+    # As Postgres: SIGTERM would only start a shutdown that waits for every client; the
+    # signal that ends it cleanly and at once is another (SIGINT, a fast shutdown).
+    script = (
+        "import signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "signal.signal(signal.SIGINT, lambda *_: sys.exit(3))\n"
+        "open('ready', 'w').close()\n"
+        "time.sleep(300)\n"
+    )
+    run = RunContext.create(tmp_path)
+    try:
+        proc = run.process(
+            "server", [sys.executable, "-c", script], {}, cwd=tmp_path, stop_signal=signal.SIGINT
+        )
+        proc.start()
+        assert wait_ready(Readiness("ready", (tmp_path / "ready").exists), 10) >= 0
+        proc.stop(grace_s=30)  # a SIGTERM would be ignored and this would wait the 30 s
+        assert proc.last_returncode == 3  # it exited on its own, not by the SIGKILL after
+    finally:
+        run.reaper.close()

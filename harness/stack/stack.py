@@ -456,19 +456,10 @@ class Stack:
                 {**upstream_env, **(intercept.env_for(name) if intercept else {}), **extra},
             )
 
-        main = n8n(
-            "main",
-            "main",
-            main_port,
-            {
-                **(
-                    {"N8N_DISABLE_PRODUCTION_MAIN_PROCESS": "true"}
-                    if config.webhook_processor
-                    else {}
-                ),
-                **({} if config.editor else {"N8N_DISABLE_UI": "true"}),
-            },
-        )
+        main_env = {} if config.editor else {"N8N_DISABLE_UI": "true"}
+        if config.webhook_processor:
+            main_env["N8N_DISABLE_PRODUCTION_MAIN_PROCESS"] = "true"
+        main = n8n("main", "main", main_port, main_env)
         workers = [n8n(f"worker{i}", "worker", free_port(), {}) for i in range(config.workers)]
         spare = (
             n8n(f"worker{config.workers}", "worker", free_port(), {})

@@ -107,7 +107,7 @@ _MODULES_OFF_THE_EXECUTION_PATH = (
 _MODULE_LIST = "@n8n/backend-common/dist/modules/modules.config.js"
 
 
-def offline_modules_env(n8n_bin: Path) -> dict[str, str]:
+def disabled_modules_env(n8n_bin: Path) -> dict[str, str]:
     """N8N_DISABLED_MODULES for the installed n8n: the call-home modules and those off the
     execution path that it has."""
     node_modules = n8n_bin.parent.parent.parent
@@ -174,7 +174,7 @@ class SharedEnv:
             # Workflows read their upstream's proxy address from $env (one proxy per worker).
             "N8N_BLOCK_ENV_ACCESS_IN_NODE": "false",
             **OFFLINE_SETTINGS,
-            **offline_modules_env(self.n8n_bin),
+            **disabled_modules_env(self.n8n_bin),
             **FAST_CRASH_SETTINGS,
             **({"NODE_COMPILE_CACHE": str(self.compile_cache)} if self.compile_cache else {}),
             **extra,

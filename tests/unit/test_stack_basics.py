@@ -288,16 +288,16 @@ def test_a_stacks_processes_stop_side_by_side_and_one_failing_stops_no_other() -
 
 
 def test_only_modules_the_installed_n8n_knows_are_turned_off(tmp_path: Path) -> None:
-    from harness.stack.n8n import offline_modules_env
+    from harness.stack.n8n import disabled_modules_env
 
     n8n_bin = tmp_path / "node_modules" / "n8n" / "bin" / "n8n"
     module_list = tmp_path / "node_modules/@n8n/backend-common/dist/modules/modules.config.js"
     module_list.parent.mkdir(parents=True)
     # An n8n that knows the call-home module, one off the execution path, and data tables.
     module_list.write_text("exports.MODULE_NAMES = ['mcp-registry', 'insights', 'data-table'];")
-    assert offline_modules_env(n8n_bin) == {"N8N_DISABLED_MODULES": "mcp-registry,insights"}
+    assert disabled_modules_env(n8n_bin) == {"N8N_DISABLED_MODULES": "mcp-registry,insights"}
     module_list.write_text("exports.MODULE_NAMES = ['data-table'];")
-    assert offline_modules_env(n8n_bin) == {}
+    assert disabled_modules_env(n8n_bin) == {}
 
 
 @pytest.mark.parametrize(("editor", "disabled"), [(False, "true"), (True, None)])
@@ -312,8 +312,11 @@ def test_main_has_its_editor_only_when_a_person_will_open_it(
     try:
         config = StackConfig(provider=None, intercept=False, editor=editor)
         stack = Stack._assemble(inst, config, run)  # objects only: nothing starts
-        assert stack.main.process.env.get("N8N_DISABLE_UI") == disabled
-        assert all("N8N_DISABLE_UI" not in w.process.env for w in stack.workers)
+        try:
+            assert stack.main.process.env.get("N8N_DISABLE_UI") == disabled
+            assert all("N8N_DISABLE_UI" not in w.process.env for w in stack.workers)
+        finally:
+            stack.postgres.remove_data()  # the data folder it made in the temp dir
     finally:
         run.reaper.close()
 

@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from _common import descendants, table, write_entry
-from idle_cpu import COMPARISONS, cpu_of
+from cpu_by_part import cpu_of
+from idle_cpu import COMPARISONS
 
 from harness.stack.install import DEFAULT_N8N_VERSION, Installer
 from harness.stack.readiness import wait_ready

@@ -15,6 +15,7 @@ import argparse
 import os
 import subprocess
 import time
+from collections import Counter
 from pathlib import Path
 
 from _common import table, write_entry
@@ -68,6 +69,15 @@ def snapshot() -> dict[int, tuple[str, float]]:
         part = part_of(cmdline) if cmdline.strip() else ""
         seen[int(entry.name)] = (part, (int(fields[11]) + int(fields[12])) / TICK)
     return seen
+
+
+def cpu_of(pids: set[int]) -> Counter[str]:
+    """CPU seconds so far of these processes, by part."""
+    by_part: Counter[str] = Counter()
+    for pid, (part, cpu) in snapshot().items():
+        if pid in pids:
+            by_part[part] += cpu
+    return by_part
 
 
 def merge(last: dict[int, tuple[str, float]], now: dict[int, tuple[str, float]]) -> None:

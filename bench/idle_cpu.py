@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import descendants, load, table, write_entry
-from cpu_by_part import snapshot
+from cpu_by_part import cpu_of
 
 from harness.stack.install import DEFAULT_N8N_VERSION, Installer
 from harness.stack.stack import Stack, StackConfig
@@ -46,15 +46,6 @@ COMPARISONS = {
         "modules off the execution path off (default)": {},
     },
 }
-
-
-def cpu_of(pids: set[int]) -> Counter[str]:
-    """CPU seconds so far of these processes, by part."""
-    by_part: Counter[str] = Counter()
-    for pid, (part, cpu) in snapshot().items():
-        if pid in pids:
-            by_part[part] += cpu
-    return by_part
 
 
 def measure(stack: Stack, settle_s: float, seconds: float) -> dict[str, Any]:

@@ -63,6 +63,8 @@ class EffectResult:
     charge: ChargeRow | None = None
     objects: Sequence[ObjectRow] = ()  # state an upstream fake reads back later
     upsert: bool = False  # objects already stored are updated, and then nothing commits
+    # An upsert's answer when every one of its objects is stored already (None: `response`).
+    upserted: StoredResponse | None = None
     # A unique write: when one of the objects is stored already, nothing is written or
     # committed and this is the answer (PostgREST's 409 on a duplicate primary key).
     conflict: StoredResponse | None = None
@@ -255,6 +257,8 @@ def _settle(
     if result.conflict is not None and store.has_objects(result.objects):
         stored = result.conflict
         result = replace(result, commits=False, objects=(), outcome=Outcome.REJECTED_4XX)
+    elif result.upserted is not None and store.has_all_objects(result.objects):
+        stored = result.upserted
     commit = None
     if result.commits:
         commit = CommitRow(

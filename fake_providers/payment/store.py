@@ -440,13 +440,19 @@ class LedgerStore:
 
     def has_objects(self, objects: Sequence[ObjectRow]) -> bool:
         """Is any of these objects (host, kind, id) stored already?"""
-        return any(
+        return any(self._has_object(obj) for obj in objects)
+
+    def has_all_objects(self, objects: Sequence[ObjectRow]) -> bool:
+        """Is every one of these objects stored already (an upsert that creates nothing)?"""
+        return bool(objects) and all(self._has_object(obj) for obj in objects)
+
+    def _has_object(self, obj: ObjectRow) -> bool:
+        return (
             self._db.execute(
                 "SELECT 1 FROM objects WHERE host = ? AND kind = ? AND id = ?",
                 (obj.host, obj.kind, obj.id),
             ).fetchone()
             is not None
-            for obj in objects
         )
 
     def charge(self, charge_id: str) -> Row | None:

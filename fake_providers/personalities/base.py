@@ -35,7 +35,8 @@ Select = Callable[[Collection, Inbound, list[Document]], list[Document]]
 Listing = Callable[[Collection, Inbound, list[Document]], Answer]
 # A record as a PATCH/PUT on it (or on a filter that selects it) leaves it.
 Update = Callable[[Collection, Inbound, Document], Document]
-# A unique write's answer when a record with its identity is stored already (None: merge).
+# A unique write's answer when a record with its identity is stored already (None: merge);
+# also an upsert's answer then, where it differs from a create's (HubSpot's `isNew`).
 Conflict = Callable[[Collection, Inbound, list[Document]], "Answer | None"]
 # Whether a write is a new effect, from the records stored already (default: every write).
 NewEffect = Callable[[Collection, Inbound, list[Document]], bool]
@@ -145,6 +146,7 @@ class Personality:
     updated: Listing = one_or_list
     other: Other = no_other
     conflict: Conflict = no_conflict
+    upserted: Conflict = no_conflict
     key_of: CollectionKey = path_key
 
 

@@ -1,11 +1,15 @@
 """HubSpot CRM v3: objects created (POST /crm/v3/objects/<type>), searched (POST
 .../<type>/search, EQ filters of `filterGroups`), listed, read and changed by id; batch upsert
 by an id property (POST .../<type>/batch/upsert, `idProperty`). A deal created by the legacy
-POST /deals/v1/deal (n8n's HubSpot node) is a deal of the same collection: its search finds it."""
+POST /deals/v1/deal (n8n's HubSpot node) is a deal of the same collection: its search finds it.
+So is a contact created or updated by email (POST /contacts/v1/contact/createOrUpdate/email/
+<email>, the node's contact "Create or Update"), answered `{vid, isNew}`, read back by
+GET /contacts/v1/contact/vid/<vid>/profile: the same email again is the same contact."""
 
 from __future__ import annotations
 
 import datetime
+import urllib.parse
 from typing import Any
 
 from ..upstreams import Collection, ReferenceSource
@@ -21,10 +25,19 @@ from .documents import (
     utc_stamp,
 )
 
+_CONTACT_V1 = "/contacts/v1/contact"
 OBJECTS = Collection(
     "objects",
-    writes=routes("POST /crm/v3/objects/*", "POST /deals/v1/deal"),
-    reads=routes("POST /crm/v3/objects/*/search", "GET /crm/v3/objects/*"),
+    writes=routes(
+        "POST /crm/v3/objects/*",
+        "POST /deals/v1/deal",
+        f"POST {_CONTACT_V1}/createOrUpdate/email/*",
+    ),
+    reads=routes(
+        "POST /crm/v3/objects/*/search",
+        "GET /crm/v3/objects/*",
+        f"GET {_CONTACT_V1}/vid/*/profile",
+    ),
     per_path=True,
 )
 _SUFFIXES = ("/search", "/batch/upsert", "/batch/create")
@@ -34,23 +47,34 @@ _LEGACY = {"/deals/v1/deal": "/crm/v3/objects/deals"}
 
 def key_of(collection: Collection, path: str) -> str:
     path = path.rstrip("/")
+    if path.startswith(_CONTACT_V1 + "/"):
+        return "/crm/v3/objects/contacts"
     for suffix in _SUFFIXES:
         path = path.removesuffix(suffix)
     return _LEGACY.get(path, path)
 
 
 def _properties(given: Any) -> dict[str, Any]:
-    """v3 `{name: value}`, or the legacy list `[{name, value}]`, as v3 stores them."""
+    """v3 `{name: value}`, or the legacy list `[{name, value}]` (contacts: `[{property,
+    value}]`), as v3 stores them."""
     if isinstance(given, list):
-        pairs = [p for p in given if isinstance(p, dict) and "name" in p]
-        return {text(p["name"]): p.get("value") for p in pairs}
+        pairs = [p for p in given if isinstance(p, dict)]
+        named = [(p.get("name", p.get("property")), p.get("value")) for p in pairs]
+        return {text(name): value for name, value in named if name is not None}
     return dict(given) if isinstance(given, dict) else {}
+
+
+def _v1_email(path: str) -> str | None:
+    """The email of a legacy contact create-or-update (.../createOrUpdate/email/<email>)."""
+    head, _, email = path.rstrip("/").rpartition("/createOrUpdate/email/")
+    return urllib.parse.unquote(email).lower() if head == _CONTACT_V1 and email else None
 
 
 def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Document]:
     body = body_of(inbound)
     now = utc_stamp()
     upsert = inbound.path.rstrip("/").endswith("/batch/upsert")
+    by_email = _v1_email(inbound.path)
     inputs: list[Any] = body["inputs"] if isinstance(body.get("inputs"), list) else [body]
     found = []
     for item in inputs:
@@ -61,6 +85,9 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
             name = text(item.get("idProperty") or "hs_object_id")
             identity = f"{name}={text(item.get('id'))}"
             properties.setdefault(name, item.get("id"))
+        elif by_email is not None:
+            identity = f"email={by_email}"
+            properties["email"] = by_email
         number = str(make_id(identity).int % 90_000_000_000 + 10_000_000_000)
         found.append(
             {
@@ -76,6 +103,9 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
 
 
 def select(collection: Collection, inbound: Inbound, records: list[Document]) -> list[Document]:
+    if inbound.path.startswith(_CONTACT_V1 + "/vid/"):
+        vid = inbound.path.split("/")[5]  # /contacts/v1/contact/vid/<vid>/profile
+        return [r for r in records if r.get("id") == vid]
     body = body_of(inbound)
     groups = body.get("filterGroups") if inbound.method == "POST" else None
     if not isinstance(groups, list) or not groups:
@@ -98,6 +128,10 @@ def select(collection: Collection, inbound: Inbound, records: list[Document]) ->
 
 
 def listing(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
+    if inbound.path.startswith(_CONTACT_V1 + "/vid/"):
+        if not records:
+            return Answer(404, {"status": "error", "message": "contact does not exist"})
+        return Answer(200, _v1_contact(records[0]))
     shown = public(records)
     if inbound.method == "POST":
         return Answer(200, {"total": len(shown), "results": shown})
@@ -109,7 +143,36 @@ def created(collection: Collection, inbound: Inbound, records: list[Document]) -
         return Answer(200, {"status": "COMPLETE", "results": public(records)})
     if inbound.path.rstrip("/") in _LEGACY:
         return Answer(200, _legacy_deal(records[0]))
+    if _v1_email(inbound.path) is not None:
+        return Answer(200, {"vid": int(records[0]["id"]), "isNew": True})
     return Answer(201, public(records)[0])
+
+
+def upserted(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer | None:
+    """A legacy create-or-update of an email already there: the same contact, not new."""
+    if _v1_email(inbound.path) is None:
+        return None
+    return Answer(200, {"vid": int(records[0]["id"]), "isNew": False})
+
+
+def _v1_contact(record: Document) -> Document:
+    """A contact as GET /contacts/v1/contact/vid/<vid>/profile answers it."""
+    vid = int(record["id"])
+    properties = {
+        name: {"value": text(value), "versions": []}
+        for name, value in (record.get("properties") or {}).items()
+    }
+    email = text((record.get("properties") or {}).get("email"))
+    identities = [{"type": "EMAIL", "value": email, "is-primary": True}] if email else []
+    return {
+        "vid": vid,
+        "canonical-vid": vid,
+        "merged-vids": [],
+        "portal-id": 62515,
+        "is-contact": True,
+        "properties": properties,
+        "identity-profiles": [{"vid": vid, "identities": identities}],
+    }
 
 
 def _legacy_deal(record: Document) -> Document:
@@ -142,10 +205,13 @@ updated = one_public
 PERSONALITY = Personality(
     name="hubspot",
     host="api.hubapi.com",
-    effect="an object created (POST /crm/v3/objects/<type>, a deal by POST /deals/v1/deal); a batch"
-    " upsert to an id property value already there is not a new effect",
-    read="POST /crm/v3/objects/<type>/search (filterGroups EQ), GET list and by id",
-    key="the property named like the business key (/properties/<key>)",
+    effect="an object created (POST /crm/v3/objects/<type>, a deal by POST /deals/v1/deal, a"
+    " contact by POST /contacts/v1/contact/createOrUpdate/email/<email>); a batch upsert to an id"
+    " property value already there, or a contact's email again, is not a new effect",
+    read="POST /crm/v3/objects/<type>/search (filterGroups EQ), GET list and by id;"
+    " GET /contacts/v1/contact/vid/<vid>/profile",
+    key="the property named like the business key (/properties/<key>); a contact's email, in"
+    ' the path: {"path": "/email/([^/@%]+)(?:@|%40)"}',
     collections=(OBJECTS,),
     reference=lambda key: ReferenceSource("json", f"/properties/{key}"),
     **hooks(globals()),

@@ -1,8 +1,8 @@
 """n8n's own service nodes, unmodified, against the record fake's personalities: a "look it
 up, create it only if it is not there" export (Notion, Airtable, HubSpot, Supabase, Google
-Sheets; SendGrid's upsert by email) runs twice with one business key, another order's record
-in the service first. The first delivery's search finds nothing and the node creates the
-record (one commit); the second one's search finds it and creates nothing. Slack's and
+Sheets; SendGrid's and HubSpot's upserts by email) runs twice with one business key, another
+order's record in the service first. The first delivery's search finds nothing and the node
+creates the record (one commit); the second one's search finds it and creates nothing. Slack's and
 Twilio's nodes send one message: one commit, and the node runs on the answer. So the
 personality's answers have the shape the built-in node reads (its search filter, its paging,
 its output fields)."""
@@ -35,6 +35,16 @@ def test_the_node_finds_the_record_it_created(n8n_stack: Stack, name: str) -> No
     # Both answers name the same record, with the key read back out of the node's output.
     assert created.json() == found.json(), (created.text, found.text)
     assert created.json()["order_id"] == key and created.json()["id"], created.text
+
+
+def test_the_hubspot_contact_upsert_by_email_is_one_contact(n8n_stack: Stack) -> None:
+    """The HubSpot node's contact Create or Update (v1 createOrUpdate by email, then the
+    contact's profile): the second delivery updates the same contact, which HubSpot answers
+    with isNew false; one commit for both."""
+    key, created, updated = _found_after_creating(n8n_stack, "hubspot_upsert_contact")
+    first, second = created.json(), updated.json()
+    assert (first["is_new"], second["is_new"]) == (True, False), (first, second)
+    assert first["id"] == second["id"] and first["email"] == f"{key}@example.com", first
 
 
 def test_the_supabase_node_finds_its_row_and_reads_its_patch(n8n_stack: Stack) -> None:

@@ -150,6 +150,9 @@ class RecordFake:
             def refused(written: list[dict[str, Any]]) -> Answer | None:
                 return kind.conflict(collection, inbound, written)
 
+            def upserted(written: list[dict[str, Any]]) -> Answer | None:
+                return kind.upserted(collection, inbound, written)
+
             default = kind.new_effect(collection, inbound, records)
         else:
             if target.role == "item":
@@ -171,6 +174,7 @@ class RecordFake:
             def refused(written: list[dict[str, Any]]) -> Answer | None:
                 return None
 
+            upserted = refused
             default = False  # a change to records already there is not a new effect
         observed = upstream.is_effect_route(inbound.method, inbound.path)
         start = attempt_start(
@@ -190,6 +194,7 @@ class RecordFake:
             else:
                 response = stored_answer(answer)
             conflict = refused(written)
+            existing = upserted(written) if template is None else None
             return EffectResult(
                 first,
                 response,
@@ -198,6 +203,7 @@ class RecordFake:
                 objects=objects,
                 upsert=conflict is None,
                 conflict=stored_answer(conflict) if conflict is not None else None,
+                upserted=stored_answer(existing) if existing is not None else None,
             )
 
         return await self.pipeline.run(

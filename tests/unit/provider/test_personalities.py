@@ -324,6 +324,36 @@ async def test_hubspot_a_legacy_deal_create_is_found_by_the_v3_search(
     assert [c["reference"] for c in await inproc.commits()] == ["o-7"]
 
 
+async def test_hubspot_a_contact_created_or_updated_by_email_is_one_contact(
+    inproc: InProcessProvider,
+) -> None:
+    """n8n's HubSpot node upserts a contact by POST /contacts/v1/contact/createOrUpdate/email/
+    <email> (properties as a list of property/value), answered {vid, isNew}, then reads it by
+    GET .../vid/<vid>/profile: the same email again is the same contact, isNew false."""
+    host = "api.hubapi.com"
+    reference = ReferenceSource("path", r"/email/([^/@%]+)(?:@|%40)")
+    await configure(inproc, personality(host, "hubspot", reference))
+    upsert = "/contacts/v1/contact/createOrUpdate/email/o-9@x.test"
+    body = {"properties": [{"property": "firstname", "value": "Ada"}]}
+    first = (await send(inproc, host, "POST", upsert, json=body)).json()
+    again = (await send(inproc, host, "POST", upsert.replace("@", "%40"), json=body)).json()
+    assert isinstance(first["vid"], int) and first["isNew"] is True
+    assert again == {"vid": first["vid"], "isNew": False}
+    profile = await send(inproc, host, "GET", f"/contacts/v1/contact/vid/{first['vid']}/profile")
+    assert profile.json()["properties"]["email"]["value"] == "o-9@x.test"
+    assert profile.json()["properties"]["firstname"]["value"] == "Ada"
+    missing = await send(inproc, host, "GET", "/contacts/v1/contact/vid/1/profile")
+    assert missing.status_code == 404
+    search = {
+        "filterGroups": [
+            {"filters": [{"propertyName": "email", "operator": "EQ", "value": "o-9@x.test"}]}
+        ]
+    }
+    found = await send(inproc, host, "POST", "/crm/v3/objects/contacts/search", json=search)
+    assert [r["id"] for r in found.json()["results"]] == [str(first["vid"])]
+    assert [c["reference"] for c in await inproc.commits()] == ["o-9"]
+
+
 async def test_slack_and_twilio_answer_what_their_nodes_read(inproc: InProcessProvider) -> None:
     await configure(
         inproc,

@@ -20,11 +20,14 @@ import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from harness.stack.install import DEFAULT_N8N_VERSION, default_cache_dir
 
 CATALOGUE_FILE = "node_modules/n8n-nodes-base/dist/types/credentials.json"
+# The AI nodes' own types (anthropicApi, pineconeApi, ...): n8n knows them too.
+AI_CATALOGUE_FILE = "node_modules/@n8n/n8n-nodes-langchain/dist/types/credentials.json"
 # A type extending one of these needs a token from an authorization flow.
 _TOKEN_FLOWS = frozenset({"oAuth1Api", "oAuth2Api"})
 _SKIPPED_KINDS = frozenset({"hidden", "notice"})
@@ -37,7 +40,21 @@ Catalogue = Mapping[str, Mapping[str, Any]]
 @functools.cache
 def installed_catalogue(n8n_version: str = DEFAULT_N8N_VERSION) -> Catalogue:
     """The catalogue of the installed n8n (empty when that version is not installed)."""
-    path = default_cache_dir() / "n8n" / n8n_version / CATALOGUE_FILE
+    return _read_catalogue(default_cache_dir() / "n8n" / n8n_version / CATALOGUE_FILE)
+
+
+@functools.cache
+def known_types(n8n_version: str = DEFAULT_N8N_VERSION) -> Catalogue:
+    """Every credential type the installed n8n has, its AI nodes' included (empty when that
+    version is not installed): a type outside it is one n8n refuses to create."""
+    base = installed_catalogue(n8n_version)
+    if not base:
+        return {}
+    ai = _read_catalogue(default_cache_dir() / "n8n" / n8n_version / AI_CATALOGUE_FILE)
+    return {**ai, **base}
+
+
+def _read_catalogue(path: Path) -> Catalogue:
     try:
         entries = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -116,3 +133,31 @@ def oauth2_token_url(type_: str, types: Catalogue | None = None) -> str | None:
                 url = prop.get("default")
                 return url if isinstance(url, str) and url.startswith("https://") else None
     return None
+
+
+def user_fields(type_: str, types: Catalogue) -> tuple[list[str], list[str]]:
+    """(the fields a user must give, the other fields the editor shows) of ``type_``, its
+    parents' included: the real field names a message can show. A field the editor hides, or
+    shows only for another choice than the defaults (``displayOptions``), is in neither."""
+    fields: dict[str, Mapping[str, Any]] = {}
+    for name in reversed(list(_lineage(types, type_))):  # a child's field overrides its parent's
+        for prop in types[name].get("properties") or []:
+            if isinstance(prop, dict) and isinstance(prop.get("name"), str):
+                fields[prop["name"]] = prop
+    defaults = {name: prop.get("default") for name, prop in fields.items()}
+    shown = [
+        name
+        for name, prop in fields.items()
+        if prop.get("type") not in _SKIPPED_KINDS and _shown(prop, defaults)
+    ]
+    required = [name for name in shown if fields[name].get("required")]
+    return required, [name for name in shown if name not in required]
+
+
+def _shown(prop: Mapping[str, Any], values: Mapping[str, Any]) -> bool:
+    """Whether the editor shows the field while every other field holds its default."""
+    options = prop.get("displayOptions") or {}
+    show, hide = options.get("show") or {}, options.get("hide") or {}
+    if any(values.get(name) not in allowed for name, allowed in show.items()):
+        return False
+    return not any(values.get(name) in hidden for name, hidden in hide.items())

@@ -5,7 +5,9 @@ deployed copy of the workflow carries the new id. Nothing of it is written back 
 
 ``check`` runs when the manifest loads: a node that needs a credential the file does not
 reference, or one of a type the harness cannot fill, is one ``ConfigError`` line naming the
-node, the type and the manifest field that fills it.
+node, the type and the manifest field that fills it. A type the installed n8n does not have
+(a typo, a community node's) is refused then too: n8n would refuse to create it only once the
+stack is up. Without the installed catalogue that check is skipped.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError, SetupError
+from harness.stack.install import DEFAULT_N8N_VERSION
 from harness.stack.triggers import TRIGGER_NODE_TYPES
 from harness.workflow import workflow_json as wj
+from harness.workflow.credential_catalogue import Catalogue, known_types, user_fields
 from harness.workflow.credential_fill import FillContext, credential_data
 
 # The stack's own credential (the ledger database): every postgres reference is bound to it.
@@ -112,8 +116,13 @@ def check(
     workflow_path: Path,
     manifest_path: Path,
     given: dict[str, dict[str, Any]],
+    types: Catalogue | None = None,
 ) -> None:
-    """Every credential the workflow needs is referenced and fillable, else one error line."""
+    """Every credential the workflow needs is of a type n8n has (``types``: default, the
+    installed n8n's catalogue), referenced and fillable, else one error line."""
+    types = known_types() if types is None else types
+    for ref in references(workflow):
+        _check_known(ref.type, ref.node, f"credentials.{ref.type}", workflow_path, types)
     ctx = FillContext(smtp_port=0, redis_port=0)  # the shapes only; no data leaves this check
     for node in workflow.get("nodes", []):
         if node.get("disabled", False):
@@ -121,10 +130,11 @@ def check(
         referenced = node.get("credentials") if isinstance(node.get("credentials"), dict) else {}
         assert isinstance(referenced, dict)
         for type_ in needed_types(node):
+            _check_known(type_, str(node.get("name")), "parameters", workflow_path, types)
             if type_ not in referenced and type_ not in given and type_ not in STACK_PROVIDED:
                 raise ConfigError(
-                    f"{workflow_path}: node {node.get('name')!r} needs a {type_} credential "
-                    f'that the file does not reference; add {{"{type_}": {{}}}} to '
+                    f"{workflow_path}: node {node.get('name')!r} needs a credential of type "
+                    f'{type_} that the file does not reference; add {{"{type_}": {{}}}} to '
                     f"{manifest_path} field 'credentials' (the harness creates it and binds it "
                     "to the node), or select a credential on the node and export again"
                 )
@@ -132,11 +142,35 @@ def check(
         if ref.type in STACK_PROVIDED or credential_data(ref.type, ref.name, ctx, given):
             continue
         raise ConfigError(
-            f"{workflow_path}: node {ref.node!r} uses a {ref.type} credential "
+            f"{workflow_path}: node {ref.node!r} uses a credential of type {ref.type} "
             f"({ref.name or 'unnamed'}) that the harness cannot fill; give its data in "
-            f"{manifest_path} field 'credentials.{ref.type}', e.g. "
-            f'{{"{ref.type}": {{"apiKey": "test"}}}} (the fields of n8n\'s {ref.type} type)'
+            f"{manifest_path} field 'credentials.{ref.type}', e.g. {_example(ref.type, types)}"
         )
+
+
+def _check_known(type_: str, node: str, field: str, workflow_path: Path, types: Catalogue) -> None:
+    """n8n refuses to create a credential of a type it does not have (HTTP 400 "not a known
+    type"), once the stack is up: refused here, at load, instead."""
+    if not types or type_ in types or type_ in STACK_PROVIDED:
+        return  # an empty catalogue: n8n is not installed here, nothing to check against
+    raise ConfigError(
+        f"{workflow_path}: node {node!r} field {field!r}: n8n {DEFAULT_N8N_VERSION} has no "
+        f"credential type {type_!r} (a typo, or a community node's type that this n8n does "
+        "not have installed); correct the type there (or select the credential on the node "
+        "in n8n and export the workflow again), or use one of n8n's own nodes instead"
+    )
+
+
+def _example(type_: str, types: Catalogue) -> str:
+    """Manifest data for ``type_`` with its real fields (the catalogue's), for a message."""
+    required, others = user_fields(type_, types)
+    if not required and not others:  # no catalogue here: a shape, not the type's fields
+        return f'{{"{type_}": {{"apiKey": "test"}}}} (the fields of n8n\'s {type_} type)'
+    shown = required or others[:2]
+    data = ", ".join(f'"{name}": "..."' for name in shown)
+    rest = [name for name in (*required, *others) if name not in shown]
+    more = f" (its other fields: {', '.join(rest)})" if rest else ""
+    return f'{{"{type_}": {{{data}}}}}{more}'
 
 
 CreateCredential = Callable[[str, str, dict[str, Any]], str]

@@ -12,9 +12,11 @@ import httpx
 import pytest
 
 from harness import loopback
-from harness.errors import SetupError
+from harness.errors import ConfigError, SetupError
+from harness.stack.install import DEFAULT_N8N_VERSION
 from harness.stack.n8n_api import N8nApi, Owner
 from harness.workflow import credentials as creds
+from harness.workflow.credential_catalogue import known_types, user_fields
 from harness.workflow.credential_fill import (
     FILLABLE,
     GENERIC_TOKEN_HOST,
@@ -259,3 +261,94 @@ def test_without_the_owner_an_oauth2_token_is_a_setup_error() -> None:
     api = N8nApi("http://127.0.0.1:9", "key")
     with pytest.raises(SetupError, match="needs the owner's login"):
         api.create_credential("Gmail", "gmailOAuth2", FILLABLE["gmailOAuth2"](FillContext()))
+
+
+# -- the load-time check against n8n's catalogue of credential types -------------------------
+
+# A catalogue as n8n ships it: a service-account type whose key must parse (not fillable).
+SERVICE_ACCOUNT = {
+    "googleApi": {
+        "name": "googleApi",
+        "properties": [
+            {"name": "region", "type": "options", "default": "global", "options": []},
+            {"name": "email", "type": "string", "default": "", "required": True},
+            {"name": "privateKey", "type": "string", "default": "x", "required": True},
+            {"name": "inpersonate", "type": "boolean", "default": False},
+            {
+                "name": "delegatedEmail",
+                "type": "string",
+                "default": "",
+                "displayOptions": {"show": {"inpersonate": [True]}},
+            },
+            {"name": "note", "type": "notice", "default": ""},
+        ],
+    },
+    "httpHeaderAuth": {"name": "httpHeaderAuth", "properties": []},
+}
+
+
+def _using(type_: str, node_type: str = "n8n-nodes-base.set") -> dict[str, Any]:
+    node = {"name": "Widget", "type": node_type, "credentials": {type_: {"id": "1", "name": "W"}}}
+    return {"nodes": [node]}
+
+
+def _check(workflow: dict[str, Any], types: dict[str, Any]) -> str:
+    with pytest.raises(ConfigError) as caught:
+        creds.check(workflow, Path("wf/workflow.json"), Path("wf/manifest.json"), {}, types)
+    return str(caught.value)
+
+
+def test_a_type_n8n_does_not_have_is_refused_at_load_naming_node_and_fix() -> None:
+    line = _check(_using("acmeWidgetsApi"), SERVICE_ACCOUNT)
+    assert line == (
+        f"wf/workflow.json: node 'Widget' field 'credentials.acmeWidgetsApi': n8n "
+        f"{DEFAULT_N8N_VERSION} has no credential type 'acmeWidgetsApi' (a typo, or a "
+        "community node's type that this n8n does not have installed); correct the type there "
+        "(or select the credential on the node in n8n and export the workflow again), or use "
+        "one of n8n's own nodes instead"
+    )
+    # Given data does not help: n8n would refuse the type once the stack is up.
+    with pytest.raises(ConfigError, match="has no credential type 'acmeWidgetsApi'"):
+        given = {"acmeWidgetsApi": {"apiKey": "k"}}
+        creds.check(_using("acmeWidgetsApi"), Path("w"), Path("m"), given, SERVICE_ACCOUNT)
+
+
+def test_an_http_request_nodes_unknown_predefined_type_is_refused() -> None:
+    node = {
+        "name": "Call",
+        "type": creds.HTTP_REQUEST_NODE_TYPE,
+        "parameters": {
+            "authentication": "predefinedCredentialType",
+            "nodeCredentialType": "acmeWidgetsApi",
+        },
+    }
+    line = _check({"nodes": [node]}, SERVICE_ACCOUNT)
+    assert "node 'Call' field 'parameters': n8n " in line
+    assert "has no credential type 'acmeWidgetsApi'" in line
+
+
+def test_without_the_installed_catalogue_an_unknown_type_asks_for_its_data() -> None:
+    line = _check(_using("acmeWidgetsApi"), {})
+    assert "uses a credential of type acmeWidgetsApi (W) that the harness cannot fill" in line
+    assert "field 'credentials.acmeWidgetsApi', e.g. " in line
+    assert '{"acmeWidgetsApi": {"apiKey": "test"}}' in line
+    creds.check(_using("acmeWidgetsApi"), Path("w"), Path("m"), {"W": {"apiKey": "k"}}, {})
+
+
+def test_a_type_the_harness_cannot_fill_shows_its_real_fields() -> None:
+    line = _check(_using("googleApi"), SERVICE_ACCOUNT)
+    assert line == (
+        "wf/workflow.json: node 'Widget' uses a credential of type googleApi (W) that the "
+        "harness cannot fill; give its data in wf/manifest.json field 'credentials.googleApi', "
+        'e.g. {"googleApi": {"email": "...", "privateKey": "..."}} (its other fields: region, '
+        "inpersonate)"
+    )
+
+
+def test_the_installed_catalogue_knows_the_ai_nodes_types_and_every_fillable_one() -> None:
+    types = known_types()
+    if not types:
+        return  # n8n is not installed here; the checks above are the logic
+    assert "anthropicApi" in types and "googleApi" in types  # the AI nodes' and the base's
+    assert set(FILLABLE) <= set(types)
+    assert user_fields("googleApi", types)[0] == ["email", "privateKey"]

@@ -344,7 +344,7 @@ def test_a_node_needing_an_unreferenced_credential_is_one_line(tmp_path: Path) -
         load_with(tmp_path, "stripe_http_form", workflow=no_credential)
     line = str(caught.value)
     assert "\n" not in line
-    assert "node 'Create PaymentIntent' needs a stripeApi credential" in line
+    assert "node 'Create PaymentIntent' needs a credential of type stripeApi" in line
     assert "field 'credentials'" in line
     fixed = load_with(
         tmp_path / "again",
@@ -364,8 +364,8 @@ def test_a_type_the_harness_cannot_fill_names_the_manifest_field(tmp_path: Path)
 
     with pytest.raises(
         ConfigError,
-        match=r"node 'Create PaymentIntent' uses a salesforceOAuth2Api credential \(Hunter\) "
-        r"that the harness cannot fill; give its data in .*manifest.json field "
+        match=r"node 'Create PaymentIntent' uses a credential of type salesforceOAuth2Api "
+        r"\(Hunter\) that the harness cannot fill; give its data in .*manifest.json field "
         r"'credentials.salesforceOAuth2Api'",
     ):
         load_with(tmp_path, "stripe_http_form", workflow=hunter)
@@ -381,11 +381,27 @@ def test_gmail_through_a_service_account_is_one_line_naming_the_type(tmp_path: P
 
     with pytest.raises(
         ConfigError,
-        match=r"node 'Send a message' uses a googleApi credential \(Google service account\) "
-        r"that the harness cannot fill; give its data in .*manifest.json field "
+        match=r"node 'Send a message' uses a credential of type googleApi \(Google service "
+        r"account\) that the harness cannot fill; give its data in .*manifest.json field "
         r"'credentials.googleApi'",
-    ):
+    ) as caught:
         load_with(tmp_path, "gmail_receipt", workflow=service_account)
+    if installed_catalogue():  # the example shows the type's own fields, from n8n's catalogue
+        assert '{"googleApi": {"email": "...", "privateKey": "..."}}' in str(caught.value)
+
+
+def test_a_credential_type_n8n_does_not_have_is_refused_at_load(tmp_path: Path) -> None:
+    def acme(doc: dict[str, Any]) -> None:
+        doc["nodes"][1]["credentials"] = {"acmeWidgetsApi": {"id": "7", "name": "Acme"}}
+
+    if not installed_catalogue():
+        return  # nothing to check the type against: its data is asked for (test_credentials)
+    with pytest.raises(
+        ConfigError,
+        match=r"workflow.json: node 'Create PaymentIntent' field 'credentials.acmeWidgetsApi': "
+        r"n8n \S+ has no credential type 'acmeWidgetsApi' \(a typo, or a community node's type",
+    ):
+        load_with(tmp_path, "stripe_http_form", workflow=acme)
 
 
 def test_a_form_body_field_the_form_lacks_is_refused(tmp_path: Path) -> None:

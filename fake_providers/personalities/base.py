@@ -14,7 +14,17 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..upstreams import Collection, ReferenceSource, Route
-from .documents import STORED_IDENTITY, Document, Inbound, body_of, deep_merge, field, public, text
+from .documents import (
+    STORED_IDENTITY,
+    Document,
+    Inbound,
+    body_of,
+    deep_merge,
+    field,
+    matching,
+    public,
+    text,
+)
 
 
 @dataclass(frozen=True)
@@ -105,15 +115,9 @@ def one_or_list(collection: Collection, inbound: Inbound, records: list[Document
 def field_equality(
     collection: Collection, inbound: Inbound, records: list[Document]
 ) -> list[Document]:
-    """Query parameters that name a record field filter by equality (paging ones do not)."""
-    known = {name for record in records for name in (*record, *_nested(record))}
-    wanted = [(name, value) for name, value in inbound.query if name in known]
-    return [r for r in records if all(text(field(r, n)) == v for n, v in wanted)]
-
-
-def _nested(record: Document) -> list[str]:
-    inner = record.get("properties") or record.get("fields")
-    return list(inner) if isinstance(inner, dict) else []
+    """Query parameters that name a record field filter by equality, free-text ones
+    (`term`, `q`, ...) by the text they search; paging ones do not filter."""
+    return matching(records, inbound.query)
 
 
 def results_listing(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:

@@ -69,6 +69,41 @@ def field(document: Any, dotted: str) -> Any:
     return node
 
 
+# Query parameters that name no field but search the records' text, as the services'
+# search endpoints do (Pipedrive's `term`, `q` and `query` of many others).
+FREE_TEXT = frozenset({"term", "q", "query", "search", "keyword", "keywords"})
+
+
+def matching(
+    records: list[Document], query: Iterable[tuple[str, str]], equal: Iterable[tuple[str, str]] = ()
+) -> list[Document]:
+    """The records a read selects: a query parameter that names a record field (at the top or
+    under `properties`/`fields`) by equality, a free-text one by the text it contains, and
+    `equal`'s (field, value) pairs (a search body's filters). Paging parameters name neither."""
+    known = {name for record in records for name in (*record, *_nested(record))}
+    wanted = [(n, v) for n, v in query if n in known] + list(equal)
+    texts = [v.casefold() for n, v in query if n in FREE_TEXT and n not in known]
+    return [
+        r
+        for r in records
+        if all(text(field(r, n)) == v for n, v in wanted) and all(t in _all_text(r) for t in texts)
+    ]
+
+
+def _nested(record: Document) -> list[str]:
+    inner = record.get("properties") or record.get("fields")
+    return list(inner) if isinstance(inner, dict) else []
+
+
+def _all_text(node: Any) -> str:
+    """Every string and number under `node`, one per line, case-folded."""
+    if isinstance(node, dict):
+        return "\n".join(_all_text(v) for k, v in node.items() if k != STORED_IDENTITY)
+    if isinstance(node, list):
+        return "\n".join(_all_text(v) for v in node)
+    return "" if node is None else str(node).casefold()
+
+
 def deep_merge(old: Document, new: Document) -> Document:
     """`new` laid over `old`; nested objects merge (a PATCH of one property keeps the rest)."""
     merged = dict(old)

@@ -9,7 +9,9 @@
   listing takes the API's own shape (`{"items": "{{records}}"}`).
 - GET <path> answers {"results": [records posted to <path>], "has_more": false}, filtered by
   query parameters that name record fields; GET <path>/<id> answers one record (404 if the
-  collection has records but not that one). A `reads` route answers the same listing.
+  collection has records but not that one). A `reads` route answers the same listing. A
+  free-text parameter (`term`, `q`, ... : `documents.FREE_TEXT`) keeps the records whose
+  text holds its value.
 - A read of <path>/search lists <path> (a CRM's search endpoint, e.g. HubSpot's
   POST /crm/v3/objects/deals/search), filtered by query parameters and by the EQ filters of a
   JSON body's `filterGroups` (HubSpot's search body); a field is looked up in the record and
@@ -35,7 +37,7 @@ from starlette.responses import JSONResponse, Response
 
 from ...personalities import personality
 from ...personalities.base import Answer, Personality
-from ...personalities.documents import descend, text
+from ...personalities.documents import descend, matching, text
 from ...upstreams import RouteTemplate, Upstream
 from ..kinds import Outcome
 from ..pipeline import EffectPipeline, EffectResult, json_response
@@ -226,23 +228,14 @@ class RecordFake:
                 if match:
                     return JSONResponse(match[-1])
                 return JSONResponse({"error": "not_found", "message": f"no record {last}"}, 404)
-        records = [row.document for row in here]
-        known = {name for record in records for name in record}
-        for name, value in inbound.query:
-            if name in known:
-                records = [r for r in records if text(r.get(name)) == value]
-        return records
+        return matching([row.document for row in here], inbound.query)
 
     async def _search(
         self, upstream: Upstream, collection: str, inbound: UpstreamRequest
     ) -> list[dict[str, Any]]:
         rows = await self.runtime.db(lambda store: store.objects(upstream.host, collection))
         documents = [row.document for row in rows]
-        known = {name for d in documents for name in (*d, *(d.get("properties") or {}))}
-        # Query parameters filter when they name a field (not paging: limit, after, ...).
-        wanted = [(n, v) for n, v in inbound.query if n in known]
-        wanted += _eq_filters(inbound.params)
-        return [d for d in documents if all(text(_field(d, n)) == v for n, v in wanted)]
+        return matching(documents, inbound.query, _eq_filters(inbound.params))
 
 
 def stored_answer(answer: Answer) -> StoredResponse:
@@ -276,14 +269,6 @@ def _eq_filters(params: Any) -> list[tuple[str, str]]:
             if isinstance(item, dict) and item.get("operator", "EQ") == "EQ":
                 found.append((str(item.get("propertyName")), text(item.get("value"))))
     return found
-
-
-def _field(record: dict[str, Any], name: str) -> Any:
-    """A record's field, or the one under its ``properties`` (HubSpot, Notion)."""
-    if name in record:
-        return record[name]
-    properties = record.get("properties")
-    return properties.get(name) if isinstance(properties, dict) else None
 
 
 def render(template: RouteTemplate, fields: dict[str, Any]) -> StoredResponse:

@@ -403,6 +403,29 @@ async def test_a_declared_collection_reads_its_writes_on_another_path(
     assert (await send(inproc, host, "GET", "/company_customers/nope")).status_code == 404
 
 
+async def test_a_free_text_search_lists_only_the_records_holding_its_text(
+    inproc: InProcessProvider,
+) -> None:
+    """Pipedrive's GET /v1/deals/search?term=...: `term` names no field, it searches the
+    records' text. Listing every deal would let a "search, then create" guard find another
+    order's deal and answer that one."""
+    host = "api.pipedrive.test"
+    deals = Collection(
+        "deals",
+        writes=(Route("POST", "/api/v2/deals"),),
+        reads=(Route("GET", "/v1/deals/search"),),
+    )
+    reference = ReferenceSource("json", "/title", r"^Order (.+)$")
+    await configure(inproc, Upstream(host, "record", reference, collections=(deals,)))
+    for order in ("o-1", "o-2"):
+        await send(inproc, host, "POST", "/api/v2/deals", json={"title": f"Order {order}"})
+    search = "/v1/deals/search?term=order%20O-2&fields=title&limit=10"
+    found = (await send(inproc, host, "GET", search)).json()["results"]
+    assert [d["title"] for d in found] == ["Order o-2"]
+    none = await send(inproc, host, "GET", "/v1/deals/search?term=Order%20o-3")
+    assert none.json()["results"] == []
+
+
 async def test_identity_makes_a_declared_collection_upsert(inproc: InProcessProvider) -> None:
     host = "crm.example.test"
     people = Collection("people", writes=(Route("PUT", "/people"),), identity="email")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.workflow.workflow_json import single_workflow
 
 EXECUTE_WORKFLOW_NODE_TYPE = "n8n-nodes-base.executeWorkflow"
 DATABASE_SOURCE = "database"  # the node's default source
@@ -64,8 +65,8 @@ def exports_by_id(folder: Path) -> dict[str, Export]:
     found: dict[str, Export] = {}
     for path in sorted(folder.glob("*.json")):
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            doc = single_workflow(json.loads(path.read_text(encoding="utf-8")), path)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, ConfigError):
             continue
         if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), list):
             continue

@@ -59,7 +59,7 @@ _QUOTED_NAME = re.compile(r"""["']([\w-]+)["']\s*:""")
 def load_workflow(path: Path, read_json: Any, default_name: str | None = None) -> dict[str, Any]:
     """The workflow JSON of ``path`` (``read_json`` reads it with the loader's messages).
     An export without ``name`` is named ``default_name`` (the folder's name), if given."""
-    workflow = read_json(path, "the workflow")
+    workflow = single_workflow(read_json(path, "the workflow"), path)
     if not isinstance(workflow, dict):
         raise ConfigError(
             f"{path}: (top level): expected a JSON object, got {json_type(workflow)}; "
@@ -83,6 +83,23 @@ def load_workflow(path: Path, read_json: Any, default_name: str | None = None) -
         )
     _check_connections(workflow, path)
     return workflow
+
+
+def single_workflow(doc: Any, path: Path) -> Any:
+    """The one workflow of a file that wraps it: a JSON array (``n8n export:workflow --all``,
+    a copy of several) holding one, or ``{"data": ...}`` (the shape of n8n's API answers); any other
+    document as it is. A file of several workflows is a ``ConfigError``."""
+    if isinstance(doc, dict) and "nodes" not in doc and isinstance(doc.get("data"), dict | list):
+        doc = doc["data"]
+    if not isinstance(doc, list):
+        return doc
+    if len(doc) != 1:
+        raise ConfigError(
+            f"{path}: (top level): the file holds {len(doc)} workflows, not one (as `n8n "
+            "export:workflow --all` writes them); put each workflow in a file of its own "
+            "(`--separate` does): one folder per workflow under test, those it calls beside it"
+        )
+    return doc[0]
 
 
 def _check_connections(workflow: dict[str, Any], path: Path) -> None:

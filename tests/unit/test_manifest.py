@@ -319,6 +319,30 @@ def test_broken_workflow_json_gives_line_and_column(tmp_path: Path) -> None:
         load_manifest(directory)
 
 
+@pytest.mark.parametrize(
+    "wrapped",
+    [[WORKFLOW], {"data": WORKFLOW}, {"data": [WORKFLOW]}],
+    ids=["array", "api-answer", "api-list"],
+)
+def test_a_file_wrapping_one_workflow_loads_it(tmp_path: Path, wrapped: Any) -> None:
+    # n8n's export of several workflows is an array; its API answers {"data": ...}.
+    wut = load_manifest(write_case(tmp_path, workflow=wrapped))
+    assert wut.workflow == WORKFLOW
+
+
+@pytest.mark.parametrize("wrapped", [[WORKFLOW, WORKFLOW], {"data": [WORKFLOW, WORKFLOW]}])
+def test_a_file_of_several_workflows_says_how_many_and_to_split_them(
+    tmp_path: Path, wrapped: Any
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_manifest(write_case(tmp_path, workflow=wrapped))
+    assert str(caught.value) == (
+        f"{tmp_path / 'pay' / 'workflow.json'}: (top level): the file holds 2 workflows, not "
+        "one (as `n8n export:workflow --all` writes them); put each workflow in a file of its "
+        "own (`--separate` does): one folder per workflow under test, those it calls beside it"
+    )
+
+
 def test_missing_manifest_names_the_file(tmp_path: Path) -> None:
     directory = tmp_path / "pay"
     directory.mkdir()

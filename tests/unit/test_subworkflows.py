@@ -102,6 +102,13 @@ def test_an_id_the_folder_does_not_hold_names_node_id_and_fix(tmp_path: Path) ->
     assert "n8n export:workflow --id=Gone42" in line
 
 
+def test_an_export_wrapping_one_workflow_is_found_by_its_id(tmp_path: Path) -> None:
+    (tmp_path / "leaf.json").write_text(json.dumps([export("Leaf")]))
+    (tmp_path / "api.json").write_text(json.dumps({"data": export("Api")}))
+    (tmp_path / "both.json").write_text(json.dumps([export("A"), export("B")]))  # not one
+    assert sorted(sw.exports_by_id(tmp_path)) == ["Api", "Leaf"]
+
+
 def test_the_bundled_project_loads_both_workflows_with_their_sub_workflows() -> None:
     found = {w.name: w for w in load_project(BUNDLED)}
     assert set(found) == {"subflow_checkout_naive", "subflow_checkout_idempotent"}

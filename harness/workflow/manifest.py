@@ -81,6 +81,8 @@ __all__ = [
 ]
 
 MANIFEST_FILE = "manifest.json"
+# What a manifest written in YAML is called: refused with the fix (convert it to JSON).
+YAML_MANIFEST_FILES = ("manifest.yaml", "manifest.yml")
 # A folder of n8n exports judged together (harness.workflow.manifest_model.ProjectManifest).
 PROJECT_FILE = "n8n-chaos-project.json"
 # The Content-Type that makes the sender post the body as a multipart form (Form Trigger).
@@ -363,10 +365,7 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
     """Read and validate ``<directory>/manifest.json`` and the files it names."""
     manifest_path = directory / MANIFEST_FILE
     if not manifest_path.is_file():
-        raise ConfigError(
-            f"{manifest_path}: file not found; every folder of workflows under test needs a "
-            f"{MANIFEST_FILE} (or a folder of n8n exports a {PROJECT_FILE}; {mm.SEE_FORMAT})"
-        )
+        _missing_manifest(directory)
     doc = _object(manifest_path, "the manifest")
     m = mm.parse({**_defaults(directory, manifest_path), **doc}, manifest_path)
     files = _Files(directory, manifest_path)
@@ -376,6 +375,21 @@ def load_manifest(directory: Path) -> WorkflowUnderTest:
             f"{m.name!r} differs from its folder {directory.name!r}; rename one so they match",
         )
     return _load(m, files)
+
+
+def _missing_manifest(directory: Path) -> NoReturn:
+    # YAML is not read (PyYAML is no dependency of the package): say so, not "not found".
+    for name in YAML_MANIFEST_FILES:
+        if (directory / name).is_file():
+            raise ConfigError(
+                f"{directory / name}: found {name}; the harness reads {MANIFEST_FILE} only: "
+                f"convert it to {directory / MANIFEST_FILE} (the same fields, in JSON)"
+            )
+    raise ConfigError(
+        f"{directory / MANIFEST_FILE}: file not found; each workflow folder needs a "
+        f"{MANIFEST_FILE} beside its workflow ({mm.SEE_FORMAT}); for a folder of several n8n "
+        f"exports judged together, write {PROJECT_FILE} there instead"
+    )
 
 
 def load_project(directory: Path) -> list[WorkflowUnderTest]:

@@ -346,8 +346,26 @@ def test_a_file_of_several_workflows_says_how_many_and_to_split_them(
 def test_missing_manifest_names_the_file(tmp_path: Path) -> None:
     directory = tmp_path / "pay"
     directory.mkdir()
-    with pytest.raises(ConfigError, match=r"pay/manifest.json: file not found; every folder"):
+    with pytest.raises(ConfigError) as caught:
         load_manifest(directory)
+    assert str(caught.value) == (
+        f"{directory / 'manifest.json'}: file not found; each workflow folder needs a "
+        "manifest.json beside its workflow (see README's manifest section, or `n8n-chaos "
+        "schema`); for a folder of several n8n exports judged together, write "
+        "n8n-chaos-project.json there instead"
+    )
+
+
+@pytest.mark.parametrize("name", ["manifest.yaml", "manifest.yml"])
+def test_a_yaml_manifest_is_refused_with_the_fix_to_convert_it(tmp_path: Path, name: str) -> None:
+    directory = write_case(tmp_path)
+    (directory / "manifest.json").rename(directory / name)
+    with pytest.raises(ConfigError) as caught:
+        load_manifest(directory)
+    assert str(caught.value) == (
+        f"{directory / name}: found {name}; the harness reads manifest.json only: convert it "
+        f"to {directory / 'manifest.json'} (the same fields, in JSON)"
+    )
 
 
 def test_unreadable_ledger_schema_is_refused(tmp_path: Path) -> None:

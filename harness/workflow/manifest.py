@@ -42,9 +42,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness.errors import ConfigError
 from harness.stack.triggers import FORM_TRIGGER_NODE_TYPE, trigger_of
+from harness.workflow import answer_timing, subworkflows, upstream_config
 from harness.workflow import credentials as creds
 from harness.workflow import manifest_model as mm
-from harness.workflow import subworkflows, upstream_config
 from harness.workflow import workflow_hosts as wh
 from harness.workflow import workflow_json as wj
 from harness.workflow.credential_fill import FillContext, credential_data
@@ -206,6 +206,8 @@ class WorkflowUnderTest:
     ledger_unknown_states: tuple[str, ...] = ()
     ledger_failed_states: tuple[str, ...] = ()
     acknowledges_early: bool = False
+    # Its sender hears only after n8n and the ledger wrote (harness.workflow.answer_timing).
+    answers_after_writes: bool = False
     effect_id_field: str | None = None
     reconciler: Companion | None = None
     error_workflow: ErrorWorkflowSpec | None = None
@@ -256,6 +258,11 @@ class WorkflowUnderTest:
         workflow that sets none, and the stack's every process gets that env), or None."""
         own = wj.execution_timeout_s(self.workflow)
         return own if own is not None else wj.timeout_s(self.env.get("EXECUTIONS_TIMEOUT"))
+
+    @property
+    def call_timeout_s(self) -> float | None:
+        """How long its calls to services wait for an answer at most (None: no limit)."""
+        return answer_timing.call_timeout_s(self.workflow)
 
     @property
     def parks_for_resume(self) -> bool:
@@ -497,6 +504,7 @@ def _load(m: mm.Manifest, files: _Files) -> WorkflowUnderTest:
             'sub-workflow\'s work; say so in the manifest with "acknowledge": "early" (the '
             'harness then judges after the work), or "after_effect" if the effect is not there'
         )
+    early = _acknowledges_early(m, files, mode, workflow_path, workflow)
     return WorkflowUnderTest(
         name=m.name,
         description=m.description,
@@ -512,7 +520,8 @@ def _load(m: mm.Manifest, files: _Files) -> WorkflowUnderTest:
         ledger_done_state=m.ledger.done_state,
         ledger_unknown_states=tuple(m.ledger.unknown_states),
         ledger_failed_states=tuple(m.ledger.failed_states),
-        acknowledges_early=_acknowledges_early(m, files, mode, workflow_path, workflow),
+        acknowledges_early=early,
+        answers_after_writes=not early and answer_timing.answers_after_writes(workflow, mode),
         effect_id_field=m.response.effect_id_field,
         reconciler=reconciler,
         error_workflow=error_workflow,
@@ -599,25 +608,18 @@ def discover(
     """Every workflow under ``root`` (one folder each), sorted by name.
 
     Folders whose name starts with ``.`` or ``_`` are skipped; any other folder must hold a
-    manifest. Two webhooks (main triggers and reconcilers) may not share a method and path: n8n
-    would refuse to publish the second. Each workflow's warnings go to ``on_warning`` (the
-    CLI prints a ``warning:`` line), else they are emitted as ``ManifestWarning``s (pytest
-    lists them in its warnings summary).
+    manifest, and there must be one. ``root`` itself holding a manifest is refused: it is one
+    workflow's folder, not the folder of them. Two webhooks (main triggers and reconcilers)
+    may not share a method and path: n8n would refuse to publish the second. Each workflow's
+    warnings go to ``on_warning`` (the CLI prints a ``warning:`` line), else they are emitted
+    as ``ManifestWarning``s (pytest lists them in its warnings summary).
     """
     if not root.is_dir():
         raise ConfigError(
             f"{root}: not a folder; point the harness at the folder that holds one folder per "
             "workflow under test"
         )
-    if (root / PROJECT_FILE).is_file():
-        found = load_project(root)
-    else:
-        found = []
-        for folder in sorted(root.iterdir()):
-            if not folder.is_dir() or folder.name.startswith((".", "_")):
-                continue
-            is_project = (folder / PROJECT_FILE).is_file()
-            found += load_project(folder) if is_project else [load_manifest(folder)]
+    found = load_project(root) if (root / PROJECT_FILE).is_file() else _load_folders(root)
     _check_names(found)
     deployment_env(found)  # two workflows that want one variable set differently
     by_route: dict[tuple[str, str], WorkflowUnderTest] = {}
@@ -638,6 +640,30 @@ def discover(
             else:
                 warnings.warn(ManifestWarning(line), stacklevel=2)
     return sorted(found, key=lambda wut: wut.name)
+
+
+def _load_folders(root: Path) -> list[WorkflowUnderTest]:
+    """The workflows of ``root``'s folders (a project folder gives each workflow it names)."""
+    manifest = next((n for n in (MANIFEST_FILE, *YAML_MANIFEST_FILES) if (root / n).is_file()), "")
+    if manifest:  # listing its sub-folders would find nothing: "0 cases", and no reason why
+        raise ConfigError(
+            f"{root}: this folder is itself a workflow folder (it holds {manifest}); point "
+            f"--workflows at its parent, {root.resolve().parent}, the folder of workflow folders"
+        )
+    folders = [
+        f for f in sorted(root.iterdir()) if f.is_dir() and not f.name.startswith((".", "_"))
+    ]
+    if not folders:
+        raise ConfigError(
+            f"{root}: no workflow folder (a folder with {MANIFEST_FILE}) found under it; put "
+            f"one folder per workflow under test there, each with its workflow's JSON and a "
+            f"{MANIFEST_FILE} ({mm.SEE_FORMAT})"
+        )
+    found: list[WorkflowUnderTest] = []
+    for folder in folders:
+        is_project = (folder / PROJECT_FILE).is_file()
+        found += load_project(folder) if is_project else [load_manifest(folder)]
+    return found
 
 
 # -- the files a manifest names ------------------------------------------------------------

@@ -69,6 +69,22 @@ def test_unknown_fault_in_a_scenario(tmp_path: Path) -> None:
     assert_refused(done, "`n8n-chaos list` shows them", tmp_path)
 
 
+@pytest.mark.parametrize("command", ["list", "run"])
+def test_a_workflow_folder_given_for_the_folder_of_them(tmp_path: Path, command: str) -> None:
+    folder = workflow_copy(tmp_path, "payment_naive") / "payment_naive"
+    done = cli(tmp_path, command, "--workflows", str(folder))
+    assert_refused(done, "is itself a workflow folder (it holds manifest.json); point", tmp_path)
+    assert f"--workflows at its parent, {folder.parent.resolve()}," in done.stderr
+
+
+def test_a_folder_without_workflow_folders(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    done = cli(tmp_path, "list", "--workflows", str(tmp_path / "empty"))
+    assert_refused(
+        done, "no workflow folder (a folder with manifest.json) found under it", tmp_path
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "fix"),
     [

@@ -503,6 +503,26 @@ def test_discover_refuses_a_folder_without_manifest(tmp_path: Path) -> None:
         discover(tmp_path)
 
 
+def test_discover_refuses_a_workflow_folder_given_as_the_root(tmp_path: Path) -> None:
+    directory = write_case(tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        discover(directory)
+    assert str(caught.value) == (
+        f"{directory}: this folder is itself a workflow folder (it holds manifest.json); point "
+        f"--workflows at its parent, {tmp_path.resolve()}, the folder of workflow folders"
+    )
+
+
+def test_discover_refuses_a_root_without_workflow_folders(tmp_path: Path) -> None:
+    (tmp_path / "_ledgers").mkdir()  # skipped: still no workflow folder
+    with pytest.raises(ConfigError) as caught:
+        discover(tmp_path)
+    assert str(caught.value).startswith(
+        f"{tmp_path}: no workflow folder (a folder with manifest.json) found under it; put one "
+        "folder per workflow under test there"
+    )
+
+
 def test_discover_refuses_a_missing_root(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"nowhere: not a folder"):
         discover(tmp_path / "nowhere")

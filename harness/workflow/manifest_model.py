@@ -10,6 +10,7 @@ file, the field and the fix; ``json_schema()`` is what ``n8n-chaos schema`` prin
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, get_args
@@ -136,6 +137,26 @@ def value_at(body: Any, path: tuple[str, ...]) -> Any:
         else:
             return ABSENT
     return body
+
+
+def _paths(doc: Any, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """The path of every leaf of a JSON document (list items by index), in document order."""
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            yield from _paths(value, (*prefix, str(key)))
+    elif isinstance(doc, list):
+        for index, value in enumerate(doc):
+            yield from _paths(value, (*prefix, str(index)))
+    elif prefix:
+        yield prefix
+
+
+def _path_text(path: tuple[str, ...], pointer: bool) -> str:
+    """A path as the manifest writes it: dotted, or a JSON pointer when the key is one or a
+    segment holds a dot."""
+    if pointer or any("." in part for part in path):
+        return "/" + "/".join(p.replace("~", "~0").replace("/", "~1") for p in path)
+    return ".".join(path)
 
 
 class _Absent:
@@ -472,25 +493,7 @@ class Manifest(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> Manifest:
-        try:
-            path = key_path(self.business_key)
-        except Problem as exc:
-            raise Problem(exc.problem, "business_key") from None
-        found = value_at(self.trigger.body, path)
-        where = "trigger.body"
-        if found is ABSENT and len(path) == 1 and path[0] in self.trigger.query:
-            # A GET webhook carries the event in its query string.
-            found, where = self.trigger.query[path[0]], "trigger.query"
-        # A real export's field may carry the key inside a text (a prompt, a subject); its
-        # upstream's reference (a regex) then takes the key out of what the workflow sends.
-        embedded = bool(self.upstreams) and isinstance(found, str) and KEY_PLACEHOLDER in found
-        if found != KEY_PLACEHOLDER and not embedded:
-            raise Problem(
-                f"{where}.{'.'.join(path)} must be the string {KEY_PLACEHOLDER!r}, got "
-                f"{found!r}: the provider counts commits per reference, and the workflow must "
-                "send the business key as that reference",
-                "business_key",
-            )
+        self._check_business_key()
         if "effect" not in self.model_fields_set and not self.upstreams:
             raise Problem(f"missing; add it ({SEE_FORMAT})", "effect")
         try:
@@ -517,6 +520,60 @@ class Manifest(_Model):
     @property
     def business_key_path(self) -> tuple[str, ...]:
         return key_path(self.business_key)
+
+    def _check_business_key(self) -> None:
+        try:
+            path = key_path(self.business_key)
+        except Problem as exc:
+            raise Problem(exc.problem, "business_key") from None
+        found = value_at(self.trigger.body, path)
+        where = "trigger.body"
+        if found is ABSENT and len(path) == 1 and path[0] in self.trigger.query:
+            # A GET webhook carries the event in its query string.
+            found, where = self.trigger.query[path[0]], "trigger.query"
+        if self._carries_key(found):
+            return
+        why = (
+            "the provider counts commits per reference, and the workflow must send the "
+            "business key as that reference"
+        )
+        if found is not ABSENT:
+            problem = f"{where}.{'.'.join(path)} must be the string {KEY_PLACEHOLDER!r}, got "
+            raise Problem(f"{problem}{found!r}: {why}", "business_key")
+        raise Problem(self._no_such_field(path, why), "business_key")
+
+    def _carries_key(self, value: Any) -> bool:
+        # A real export's field may carry the key inside a text (a prompt, a subject); its
+        # upstream's reference (a regex) then takes the key out of what the workflow sends.
+        embedded = bool(self.upstreams) and isinstance(value, str) and KEY_PLACEHOLDER in value
+        return value == KEY_PLACEHOLDER or embedded
+
+    def _no_such_field(self, path: tuple[str, ...], why: str) -> str:
+        """The body lacks the business key's field: name the fields that hold the key (a
+        GET webhook's query fields too)."""
+        pointer = self.business_key.startswith("/")
+        body, query = self.trigger.body, self.trigger.query
+        where = "trigger.body and trigger.query have" if query else "trigger.body has"
+        named = f"{where} no field {_path_text(path, pointer)!r}"
+        holders = [
+            *(_path_text(p, pointer) for p in _paths(body) if self._carries_key(value_at(body, p))),
+            *(name for name, value in query.items() if self._carries_key(value)),
+        ]
+        if not holders:
+            return (
+                f"{named}; add it to trigger.body with the value {KEY_PLACEHOLDER!r}, or set "
+                f"business_key to the field that carries the key ({why})"
+            )
+        if len(holders) == 1:
+            return (
+                f"{named}; did you mean {holders[0]!r} (which holds {KEY_PLACEHOLDER!r})? "
+                "set business_key to it"
+            )
+        guesses = " or ".join(map(repr, holders[:3]))
+        return (
+            f"{named}; did you mean {guesses} (each holds {KEY_PLACEHOLDER!r})? set "
+            "business_key to the one that carries the business key"
+        )
 
 
 class ProjectManifest(_Model):

@@ -244,8 +244,8 @@ def test_ledger_prefix_errors(tmp_path: Path, schema: str, prefix: Any, message:
         (
             "business_key",
             "customer",
-            r"trigger.body.customer must be the string '\{key\}', got "
-            r"'\(missing\)'",
+            r"trigger.body has no field 'customer'; did you mean 'order_id' \(which holds "
+            r"'\{key\}'\)\? set business_key to it",
         ),
         ("workflow", "wf.json", r"field 'workflow': file .*wf.json not found"),
         (

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from harness.engine.workload import History, Sender, SenderPolicy
 from harness.errors import ConfigError
 from harness.front.cli import main
+from harness.workflow import manifest_model as mm
 from harness.workflow.manifest import BUNDLED_WORKFLOWS, ManifestWarning, discover, load_manifest
 from harness.workflow.manifest_model import json_schema
 from tests.unit.test_manifest import MANIFEST, WORKFLOW, edited, write_case
@@ -161,7 +162,11 @@ def test_business_key_at_a_nested_path(tmp_path: Path, business_key: str, path: 
 @pytest.mark.parametrize(
     ("business_key", "message"),
     [
-        ("order.name", r"trigger.body.order.name must be the string '\{key\}', got '\(missing\)'"),
+        (
+            "order.name",
+            r"trigger.body has no field 'order.name'; did you mean 'order.id' or "
+            r"'order.lines.0.sku' \(each holds '\{key\}'\)\? set business_key to the one",
+        ),
         ("order", r"trigger.body.order must be the string '\{key\}', got \{'id'"),
         ("order..id", r"'order\.\.id' is not a path into the trigger body; write a field name"),
         ("/order//id", r"is not a path into the trigger body"),
@@ -173,6 +178,44 @@ def test_a_nested_business_key_that_is_not_the_key(
     manifest = edited(edited(MANIFEST, "trigger.body", NESTED_BODY), "business_key", business_key)
     with pytest.raises(ConfigError, match=r"field 'business_key': .*" + message):
         load_manifest(write_case(tmp_path, manifest))
+
+
+def test_a_business_key_the_body_lacks_names_the_field_holding_the_key(tmp_path: Path) -> None:
+    manifest = edited(MANIFEST, "business_key", "orderId")
+    with pytest.raises(ConfigError) as caught:
+        load_manifest(write_case(tmp_path, manifest))
+    assert str(caught.value) == (
+        f"{tmp_path / 'pay' / 'manifest.json'}: field 'business_key': trigger.body has no field "
+        "'orderId'; did you mean 'order_id' (which holds '{key}')? set business_key to it"
+    )
+
+
+def test_a_business_key_no_field_holds_says_to_add_it(tmp_path: Path) -> None:
+    body = {"amount": 1, "tags": ["a"]}
+    manifest = edited(edited(MANIFEST, "trigger.body", body), "business_key", "orderId")
+    with pytest.raises(ConfigError, match=r"field 'business_key': (.*)") as caught:
+        load_manifest(write_case(tmp_path, manifest))
+    assert str(caught.value).split("field 'business_key': ")[1] == (
+        "trigger.body has no field 'orderId'; add it to trigger.body with the value '{key}', or "
+        "set business_key to the field that carries the key (the provider counts commits per "
+        "reference, and the workflow must send the business key as that reference)"
+    )
+
+
+def test_a_get_webhooks_query_field_holding_the_key_is_named() -> None:
+    doc = {
+        "name": "pay",
+        "promise": "none",
+        "effect": "charges",
+        "workflow": "workflow.json",
+        "trigger": {"method": "GET", "path": "pay", "body": {}, "query": {"ref": "{key}"}},
+        "business_key": "reference",
+    }
+    with pytest.raises(
+        ConfigError,
+        match=r"trigger.body and trigger.query have no field 'reference'; did you mean 'ref'",
+    ):
+        mm.parse(doc, Path("manifest.json"))
 
 
 # -- the warnings --------------------------------------------------------------------------------

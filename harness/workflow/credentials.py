@@ -122,7 +122,7 @@ def check(
     installed n8n's catalogue), referenced and fillable, else one error line."""
     types = known_types() if types is None else types
     for ref in references(workflow):
-        _check_known(ref.type, ref.node, f"credentials.{ref.type}", workflow_path, types)
+        _check_known(ref.type, ref.node, f"credentials.{ref.type}", workflow_path, types, given)
     ctx = FillContext(smtp_port=0, redis_port=0)  # the shapes only; no data leaves this check
     for node in workflow.get("nodes", []):
         if node.get("disabled", False):
@@ -130,7 +130,7 @@ def check(
         referenced = node.get("credentials") if isinstance(node.get("credentials"), dict) else {}
         assert isinstance(referenced, dict)
         for type_ in needed_types(node):
-            _check_known(type_, str(node.get("name")), "parameters", workflow_path, types)
+            _check_known(type_, str(node.get("name")), "parameters", workflow_path, types, given)
             if type_ not in referenced and type_ not in given and type_ not in STACK_PROVIDED:
                 raise ConfigError(
                     f"{workflow_path}: node {node.get('name')!r} needs a credential of type "
@@ -148,16 +148,27 @@ def check(
         )
 
 
-def _check_known(type_: str, node: str, field: str, workflow_path: Path, types: Catalogue) -> None:
+def _check_known(
+    type_: str,
+    node: str,
+    field: str,
+    workflow_path: Path,
+    types: Catalogue,
+    given: dict[str, dict[str, Any]],
+) -> None:
     """n8n refuses to create a credential of a type it does not have (HTTP 400 "not a known
-    type"), once the stack is up: refused here, at load, instead."""
-    if not types or type_ in types or type_ in STACK_PROVIDED:
+    type"), once the stack is up: refused here, at load, instead. A type whose data the
+    manifest gives is left to n8n: an image of the user's own (``--n8n-image``) may have the
+    community node that defines it."""
+    if not types or type_ in types or type_ in STACK_PROVIDED or type_ in given:
         return  # an empty catalogue: n8n is not installed here, nothing to check against
     raise ConfigError(
         f"{workflow_path}: node {node!r} field {field!r}: n8n {DEFAULT_N8N_VERSION} has no "
         f"credential type {type_!r} (a typo, or a community node's type that this n8n does "
         "not have installed); correct the type there (or select the credential on the node "
-        "in n8n and export the workflow again), or use one of n8n's own nodes instead"
+        "in n8n and export the workflow again), or use one of n8n's own nodes instead; a "
+        "community node in your own image (--backend compose --n8n-image): give the "
+        f"credential's data in the manifest field 'credentials.{type_}'"
     )
 
 

@@ -67,6 +67,13 @@ WORKFLOW_CAPABILITIES = frozenset(
         # Its settings set a short execution timeout (executionTimeout, at most 7 s): n8n
         # cancels a run past it while the harness holds the committed answer.
         "execution_timeout",
+        # Its calls to the services time out before a slow answer (provider_slow's hang)
+        # comes: only then does the slow answer cost the sender its answer.
+        "call_timeout",
+        # Its sender is answered only after n8n and the ledger write (the last node's data,
+        # or a Respond to Webhook node behind a Postgres node): a window that holds those
+        # writes holds the answer too.
+        "answer_after_write",
     }
 )
 

@@ -23,6 +23,7 @@ NAMES = (
     "form_notion",
     "gmail_receipt",
     "hubspot_find_or_create_deal",
+    "hubspot_upsert_contact",
     "notion_find_or_create_page",
     "sendgrid_upsert_contact",
     "sheets_default_append_row",

@@ -26,6 +26,8 @@ TOXIC = "hold_write"
 @register("after_response")
 class AfterResponse(Window):
     offers = frozenset({"in_flight", "committed"})
+    # A Respond to Webhook node right after the effect answers through Redis, not held here.
+    loses_answer_needs = frozenset({"answer_after_write"})
 
     def __init__(self) -> None:
         super().__init__()

@@ -34,6 +34,8 @@ class CrashPoint(Protocol):
     # The window lies after the provider committed (where a workflow that promises nothing
     # breaks once the sender's answer is lost and the event comes again).
     after_effect: ClassVar[bool]
+    # What the workflow must offer for the sender's answer to be lost in the window.
+    loses_answer_needs: ClassVar[frozenset[str]]
     shares_stack: ClassVar[bool]  # see harness.engine.contract
 
     def arm(self, run: CaseWorld) -> None: ...
@@ -53,6 +55,7 @@ class Window:
     offers: ClassVar[frozenset[str]] = frozenset({"in_flight"})
     needs: ClassVar[frozenset[str]] = frozenset()
     after_effect: ClassVar[bool] = True
+    loses_answer_needs: ClassVar[frozenset[str]] = frozenset()
     shares_stack: ClassVar[bool] = False  # True: strikes nothing another case uses
 
     def __init__(self) -> None:

@@ -64,6 +64,7 @@ class Fault(Protocol):
     needs_plan: ClassVar[frozenset[str]]
     needs: ClassVar[frozenset[str]]
     loses_answer: ClassVar[bool]
+    loses_answer_needs: ClassVar[frozenset[str]]
     may_lose_answer: ClassVar[bool]
     effect_possible: ClassVar[bool]
     retry_needs_heal: ClassVar[bool]
@@ -94,6 +95,9 @@ class NoAction:
     needs_plan: ClassVar[frozenset[str]] = frozenset()
     needs: ClassVar[frozenset[str]] = frozenset()
     loses_answer: ClassVar[bool] = False
+    # What the workflow must offer for `loses_answer` to hold (a capability: see
+    # harness.engine.contract); without it the sender may well be answered in time.
+    loses_answer_needs: ClassVar[frozenset[str]] = frozenset()
     # True: whether the answer is lost depends on timing the harness cannot pin down.
     may_lose_answer: ClassVar[bool] = False
     effect_possible: ClassVar[bool] = True  # False: the scenario makes the effect impossible

@@ -2,7 +2,8 @@
 the case's reference and the workflow's effect kind only: a lookup never meets them).
 
 - response_drop: commit, then close the connection without an answer (the answer is lost);
-- provider_slow: commit, then hang 15 s, past the HTTP node's 10 s timeout;
+- provider_slow: commit, then hang 15 s, past the HTTP node's 10 s timeout (a workflow whose
+                 calls wait longer, as most service nodes do, is answered in time);
 - provider_5xx:  commit, then answer 500;
 - provider_down: every attempt fails with 500 before committing; one delivery, no sender
                  retry: n8n's own retries run out and the workflow's Error Workflow must run.
@@ -78,8 +79,18 @@ class ProviderDown(ProviderFault):
     effect_possible: ClassVar[bool] = False
 
 
-# The HTTP nodes of the bundled workflows time out after 10 s; the provider hangs 15 s.
-register("provider_slow", lambda: ProviderFault(FaultKind.COMMIT_THEN_HANG, hang_ms=15000))
+HANG_S = 15.0  # past the bundled HTTP nodes' 10 s timeout
+
+
+@dataclass
+class ProviderSlow(ProviderFault):
+    # The answer is lost only where the workflow's call gives up before the hang ends.
+    loses_answer_needs: ClassVar[frozenset[str]] = frozenset({"call_timeout"})
+
+
+register(
+    "provider_slow", lambda: ProviderSlow(FaultKind.COMMIT_THEN_HANG, hang_ms=int(HANG_S * 1000))
+)
 register("provider_5xx", lambda: ProviderFault(FaultKind.COMMIT_THEN_ERROR))
 register("response_drop", lambda: ProviderFault(FaultKind.COMMIT_THEN_CLOSE))
 register("provider_down", lambda: ProviderDown(FaultKind.ERROR_BEFORE_COMMIT, every_attempt=True))

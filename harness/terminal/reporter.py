@@ -6,6 +6,9 @@ tests keep pytest's usual output. Each case carries its identity from collection
 (``n8n_chaos_case``) and its verdict from the suite (``n8n_chaos_verdict``) as user
 properties of its test report, so under pytest-xdist the controller reads them from the
 reports its workers send.
+
+PYTEST_DONT_REWRITE: it holds no assert; ``harness.front.plugin`` imports it before pytest
+loads it as a plugin, which pytest would warn about on every run.
 """
 
 from __future__ import annotations

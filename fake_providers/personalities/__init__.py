@@ -7,6 +7,7 @@ from fake_providers.personalities import (
     airtable,
     hubspot,
     notion,
+    pipedrive,
     postgrest,
     sendgrid,
     sheets,
@@ -17,7 +18,17 @@ from fake_providers.personalities.base import GENERIC, Personality
 
 PERSONALITIES: dict[str, Personality] = {
     module.PERSONALITY.name: module.PERSONALITY
-    for module in (airtable, hubspot, notion, postgrest, sendgrid, sheets, slack, twilio)
+    for module in (
+        airtable,
+        hubspot,
+        notion,
+        pipedrive,
+        postgrest,
+        sendgrid,
+        sheets,
+        slack,
+        twilio,
+    )
 }
 
 

@@ -148,6 +148,7 @@ class Personality:
     created: Listing = one_or_list
     update: Update = merge_body
     updated: Listing = one_or_list
+    fetched: Listing = one_public  # GET <write path>/<id>: the one record
     other: Other = no_other
     conflict: Conflict = no_conflict
     upserted: Conflict = no_conflict

@@ -1,11 +1,11 @@
 """n8n's own service nodes, unmodified, against the record fake's personalities: a "look it
-up, create it only if it is not there" export (Notion, Airtable, HubSpot, Supabase, Google
-Sheets; SendGrid's and HubSpot's upserts by email) runs twice with one business key, another
-order's record in the service first. The first delivery's search finds nothing and the node
-creates the record (one commit); the second one's search finds it and creates nothing. Slack's and
-Twilio's nodes send one message: one commit, and the node runs on the answer. So the
-personality's answers have the shape the built-in node reads (its search filter, its paging,
-its output fields)."""
+up, create it only if it is not there" export (Notion, Airtable, HubSpot, Pipedrive,
+Supabase, Google Sheets; SendGrid's and HubSpot's upserts by email) runs twice with one
+business key, another order's record in the service first. The first delivery's search finds
+nothing and the node creates the record (one commit); the second one's search finds it and
+creates nothing. Slack's and Twilio's nodes send one message: one commit, and the node runs
+on the answer. So the personality's answers have the shape the built-in node reads (its
+search filter, its paging, its output fields)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ pytestmark = pytest.mark.integration
         "notion_find_or_create_page",
         "airtable_find_or_create_record",
         "hubspot_find_or_create_deal",
+        "pipedrive_find_or_create_deal",
         # SendGrid upserts by email: the second upsert is no second effect, the get finds it.
         "sendgrid_upsert_contact",
     ],

@@ -25,6 +25,7 @@ NAMES = (
     "hubspot_find_or_create_deal",
     "hubspot_upsert_contact",
     "notion_find_or_create_page",
+    "pipedrive_find_or_create_deal",
     "sendgrid_upsert_contact",
     "sheets_default_append_row",
     "sheets_find_or_append_row",

@@ -136,7 +136,9 @@ class RecordFake:
         if target.role == "read" or (target.role == "item" and inbound.method == "GET"):
             if target.role == "item":
                 one = find(records, target.item)
-                return _answer(Answer(200, one)) if one else _not_found(target.item)
+                if one is None:
+                    return _not_found(target.item)
+                return _answer(kind.fetched(collection, inbound, [one]))
             found = kind.select(collection, inbound, records)
             if template is not None:
                 fields = {"id": "", **dict(inbound.query), **_fields(inbound.params)}

@@ -354,6 +354,33 @@ async def test_hubspot_a_contact_created_or_updated_by_email_is_one_contact(
     assert [c["reference"] for c in await inproc.commits()] == ["o-9"]
 
 
+async def test_pipedrive_search_finds_the_deal_created_and_wraps_every_answer(
+    inproc: InProcessProvider,
+) -> None:
+    """n8n's Pipedrive node (v2): POST /api/v2/deals, GET /v1/deals/search?term=..., GET
+    /api/v2/deals/<id>; answers are {success, data}, a search's data.items[].item."""
+    host = "api.pipedrive.com"
+    await configure(
+        inproc, personality(host, "pipedrive", ReferenceSource("json", "/title", "^Order (.+)$"))
+    )
+    made = (await send(inproc, host, "POST", "/api/v2/deals", json={"title": "Order o-1"})).json()
+    await send(inproc, host, "POST", "/api/v2/deals", json={"title": "Order o-10"})
+    deal = made["data"]
+    assert made["success"] is True and isinstance(deal["id"], int) and deal["status"] == "open"
+    exact = {"term": "Order o-1", "exact_match": "true", "fields": "title"}
+    found = (await send(inproc, host, "GET", "/v1/deals/search", params=exact)).json()
+    assert [i["item"]["id"] for i in found["data"]["items"]] == [deal["id"]]
+    assert found["data"]["items"][0]["item"]["type"] == "deal"
+    loose = (await send(inproc, host, "GET", "/v1/deals/search", params={"term": "o-1"})).json()
+    assert len(loose["data"]["items"]) == 2  # a search without exact_match finds text in text
+    one = (await send(inproc, host, "GET", f"/api/v2/deals/{deal['id']}")).json()
+    assert one == {"success": True, "data": deal}
+    await send(inproc, host, "PATCH", f"/api/v2/deals/{deal['id']}", json={"status": "won"})
+    listed = (await send(inproc, host, "GET", "/api/v2/deals", params={"status": "won"})).json()
+    assert [d["id"] for d in listed["data"]] == [deal["id"]]
+    assert sorted(c["reference"] for c in await inproc.commits()) == ["o-1", "o-10"]
+
+
 async def test_slack_and_twilio_answer_what_their_nodes_read(inproc: InProcessProvider) -> None:
     await configure(
         inproc,

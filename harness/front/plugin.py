@@ -91,10 +91,21 @@ class ChaosDeployments(dict[str, tuple["WorkflowUnderTest", "Deployment"]]):
             deployed = (workflow, deploy_under_test(self._stack, workflow))
         except HarnessError as exc:
             where = workflow.directory or workflow.name
-            self._refused[name] = f"{where}: could not be deployed: {exc}"
+            self._refused[name] = f"{where}: could not be deployed: {exc}{_fix_for(str(exc))}"
             raise SetupError(self._refused[name]) from exc
         self[name] = deployed
         return deployed
+
+
+def _fix_for(refusal: str) -> str:
+    """What to do about n8n's refusal to publish a workflow with a node it finds unfinished."""
+    if "Cannot publish workflow" not in refusal:
+        return ""
+    return (
+        "; n8n would refuse it in production too: open the workflow in n8n's editor, fix the "
+        "node(s) named (an export leaves out parameters kept at their default, so a node "
+        "whose resource or operation was never chosen runs the default one) and export again"
+    )
 
 
 def _matrix(options: ChaosOptions) -> tuple[list[Case], list[WorkflowUnderTest]]:

@@ -106,7 +106,7 @@ def test_run_translates_its_options_as_before(monkeypatch: pytest.MonkeyPatch) -
     argv = pytest_argv(ChaosOptions.of(values, alluredir="out"), "K", 2, ["-x"])
     assert argv[:3] == [sys.executable, "-m", "pytest"]
     assert argv[4:] == [
-        *("-p", "no:cacheprovider", "--alluredir=out", "-k", "K", "-n", "2"),
+        *("-p", "no:cacheprovider", "--alluredir=out", "--tb=line", "-k", "K", "-n", "2"),
         *("--backend=compose", "--n8n-image=img", "--chaos-workflows=W", "--shard=1/2"),
         *("--shard-timings=a", "--shard-timings=b", "--chaos-repeat=3", "--n8n-attach=R"),
         "--n8n-no-attach",
@@ -116,7 +116,9 @@ def test_run_translates_its_options_as_before(monkeypatch: pytest.MonkeyPatch) -
     ]
     # Defaults are not handed on: a plain `run` gives pytest what it always did.
     plain = pytest_argv(ChaosOptions.of(_run_params(), alluredir="allure-results"), None, 1, [])
-    assert plain[4:8] == ["-p", "no:cacheprovider", "--alluredir=allure-results", "-p"]
+    assert plain[4:9] == [
+        *("-p", "no:cacheprovider", "--alluredir=allure-results", "--tb=line", "-p")
+    ]
 
 
 def test_the_pytest_spelling_works_on_the_cli_too() -> None:

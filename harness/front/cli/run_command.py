@@ -126,6 +126,9 @@ def pytest_argv(
         "-p",
         "no:cacheprovider",
         f"--alluredir={options.alluredir}",
+        # Each case's line already says its verdict, why and where its evidence is: one line
+        # per failed test, not pytest's page of traceback each (`--tb=long` after it wins).
+        "--tb=line",
     ]
     if keyword:
         argv += ["-k", keyword]

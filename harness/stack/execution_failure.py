@@ -7,6 +7,7 @@ that node and its message, not a harness error: this is where the name and messa
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,15 +16,17 @@ FAILED_STATUSES = ("error", "crashed", "failed")
 
 @dataclass(frozen=True)
 class NodeFailure:
-    """The node an execution failed at, n8n's message and (if any) its longer description."""
+    """The node an execution failed at (None: no node, e.g. n8n's stall sweep gave the
+    execution up), n8n's message and (if any) its longer description."""
 
-    node: str
+    node: str | None
     message: str
     description: str | None = None
 
     def line(self) -> str:
         detail = f" ({self.description})" if self.description else ""
-        return f"node {self.node!r} failed: {self.message}{detail}"
+        where = f"node {self.node!r} failed" if self.node is not None else "failed outside any node"
+        return f"{where}: {_plain(self.message)}{detail}"
 
 
 def node_failure(execution: dict[str, Any]) -> NodeFailure | None:
@@ -43,9 +46,7 @@ def node_failure(execution: dict[str, Any]) -> NodeFailure | None:
     source = error if error is not None else (run_error[1] if run_error is not None else {})
     message = source.get("message") or (f"execution {status}" if status else "execution failed")
     description = source.get("description")
-    if node is None:
-        return NodeFailure("(unknown node)", str(message), _text(description))
-    return NodeFailure(str(node), str(message), _text(description))
+    return NodeFailure(None if node is None else str(node), str(message), _text(description))
 
 
 def _last_node_error(run_data: Any) -> tuple[str, dict[str, Any]] | None:
@@ -67,6 +68,15 @@ def _name(node: Any) -> str | None:
     if isinstance(node, dict) and isinstance(node.get("name"), str):
         return str(node["name"])
     return node if isinstance(node, str) else None
+
+
+_MARKUP = re.compile(r"<[^>]*>")
+
+
+def _plain(message: str) -> str:
+    """n8n's message as one line of text: an upstream's HTML error page (a proxy's 502)
+    quoted in it reads as its text, without tags or line breaks."""
+    return " ".join(_MARKUP.sub(" ", message).split())
 
 
 def _text(value: Any) -> str | None:

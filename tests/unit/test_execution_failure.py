@@ -76,7 +76,8 @@ def test_a_successful_execution_has_no_failure() -> None:
 def test_a_crash_without_data_still_says_what_is_known() -> None:
     execution = {"status": "crashed", "data": {"resultData": {"lastNodeExecuted": "Charge"}}}
     assert node_failure(execution) == NodeFailure("Charge", "execution crashed")
-    assert node_failure({"status": "crashed"}) == NodeFailure("(unknown node)", "execution crashed")
+    assert node_failure({"status": "crashed"}) == NodeFailure(None, "execution crashed")
+    assert NodeFailure(None, "stalled").line() == "failed outside any node: stalled"
 
 
 @respx.mock
@@ -91,3 +92,9 @@ def test_the_api_reads_the_execution_with_its_data() -> None:
         api.close()
     assert failure is not None and failure.node == "Create PaymentIntent"
     assert route.calls.last.request.url.params["includeData"] == "true"
+
+
+def test_an_html_error_page_in_the_message_reads_as_its_text() -> None:
+    page = '502 - "<html>\n<head><title>Bad gateway</title></head>\n<body>no fake</body></html>"'
+    line = NodeFailure("Charge", page).line()
+    assert line == "node 'Charge' failed: 502 - \" Bad gateway no fake \""

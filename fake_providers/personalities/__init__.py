@@ -1,34 +1,21 @@
 """Built-in personalities of the record fake, one small module per service, registered by
-name: a manifest maps a host to ``"notion"`` and writes no templates."""
+name: a manifest maps a host to ``"notion"`` and writes no templates. A module of this package
+that defines ``PERSONALITY`` is one: a new service is a new file, nothing to list here."""
 
 from __future__ import annotations
 
-from fake_providers.personalities import (
-    airtable,
-    hubspot,
-    notion,
-    pipedrive,
-    postgrest,
-    sendgrid,
-    sheets,
-    slack,
-    twilio,
-)
+import importlib
+import pkgutil
+
 from fake_providers.personalities.base import GENERIC, Personality
 
+_MODULES = (
+    importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)
+)
 PERSONALITIES: dict[str, Personality] = {
     module.PERSONALITY.name: module.PERSONALITY
-    for module in (
-        airtable,
-        hubspot,
-        notion,
-        pipedrive,
-        postgrest,
-        sendgrid,
-        sheets,
-        slack,
-        twilio,
-    )
+    for module in _MODULES
+    if isinstance(getattr(module, "PERSONALITY", None), Personality)
 }
 
 

@@ -60,8 +60,9 @@ def run(
     \b
     Exit codes (as Jepsen's): 0 every verdict as expected; 1 a violation (a verdict the
     case does not expect); 2 a harness error (NO-EVIDENCE not expected, a case without a
-    verdict, a stack that did not come up, a bad input). The verdicts of the run are in
-    verdicts.json in its run directory.
+    verdict, a stack that did not come up, a bad input). A violation outranks a harness
+    error: 1 when both happened. The verdicts of the run are in verdicts.json in its run
+    directory.
     """
     options = ChaosOptions.of(values, alluredir=alluredir)
     case_ids = _check_inputs(options)

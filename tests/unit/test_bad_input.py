@@ -97,6 +97,11 @@ def test_bad_shard_options(tmp_path: Path, args: tuple[str, ...], fix: str) -> N
     assert_refused(cli(tmp_path, "run", *args), fix, tmp_path)
 
 
+def test_a_keyword_that_keeps_no_case(tmp_path: Path) -> None:
+    done = cli(tmp_path, "run", "-k", "worker_kil-after_commit", "--no-attach")
+    assert_refused(done, "-k 'worker_kil-after_commit': no case of the matrix matches", tmp_path)
+
+
 @pytest.mark.parametrize("command", ["run", "up"])
 def test_an_unknown_timing_profile(tmp_path: Path, command: str) -> None:
     done = cli(tmp_path, command, "--n8n-timings", "slow")

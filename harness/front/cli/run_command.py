@@ -66,7 +66,16 @@ def run(
     """
     options = ChaosOptions.of(values, alluredir=alluredir)
     case_ids = _check_inputs(options)
-    stacks = _stacks(jobs, options, ctx.args, cases_selected(case_ids, keyword))
+    selected = cases_selected(case_ids, keyword)
+    if selected is None and keyword:  # pytest's -k on the same names would keep none either
+        fail(
+            ConfigError(
+                f"-k {keyword!r}: no case of the matrix matches ({len(case_ids)} cases); "
+                "`n8n-chaos list` shows their ids, `n8n-chaos list -k EXPR` what an expression"
+                " keeps"
+            )
+        )
+    stacks = _stacks(jobs, options, ctx.args, selected)
     argv = pytest_argv(options, keyword, stacks.count if stacks else 1, ctx.args)
     sys.exit(_pytest_with_verdicts(argv, stacks))
 

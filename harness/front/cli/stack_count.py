@@ -112,7 +112,7 @@ def keyword_selects(case_id: str, keyword: str | None) -> bool:
 
 
 def cases_selected(case_ids: list[str], keyword: str | None) -> int | None:
-    """How many cases `-k` keeps (None when none: pytest then says so itself)."""
+    """How many cases `-k` keeps (None when none: `run` refuses such a -k)."""
     return sum(keyword_selects(case_id, keyword) for case_id in case_ids) or None
 
 

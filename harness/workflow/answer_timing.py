@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from harness.workflow.subworkflows import EXECUTE_WORKFLOW_NODE_TYPE
+
 HTTP_REQUEST_NODE_TYPE = "n8n-nodes-base.httpRequest"
 RESPOND_NODE_TYPE = "n8n-nodes-base.respondToWebhook"
 # Nodes that write to Postgres: the ledger's writes, held with n8n's own by a crash window.
@@ -39,7 +41,11 @@ def answers_after_writes(workflow: dict[str, Any], response_mode: str) -> bool:
     by_name = {str(n.get("name")): n for n in _nodes(workflow)}
     following = _successors(workflow)
     seen: set[str] = set()
-    todo = [str(n.get("name")) for n in _service_nodes(workflow)]
+    # A sub-workflow's calls come back to the node that called it.
+    callers = (n for n in _nodes(workflow) if n.get("type") == EXECUTE_WORKFLOW_NODE_TYPE)
+    todo = [str(n.get("name")) for n in (*_service_nodes(workflow), *callers)]
+    if not todo:
+        return False  # no call seen: whether the answer waits is not known, so it may not
     while todo:
         name = todo.pop()
         for after in following.get(name, ()):

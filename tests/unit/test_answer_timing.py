@@ -63,6 +63,11 @@ def test_the_answer_waits_for_the_writes_unless_a_respond_node_follows_the_call_
     assert not answers_after_writes(_chain(HOOK, STRIPE, RESPOND), "responseNode")
     assert answers_after_writes(_chain(HOOK, STRIPE, LEDGER, RESPOND), "responseNode")
     assert not answers_after_writes(_chain(HOOK, STRIPE, LEDGER), "onReceived")
+    # The effect in a sub-workflow: its caller's answer follows the Execute Workflow node.
+    call = _node("Checkout", "executeWorkflow")
+    assert not answers_after_writes(_chain(HOOK, call, RESPOND), "responseNode")
+    assert answers_after_writes(_chain(HOOK, call, LEDGER, RESPOND), "responseNode")
+    assert not answers_after_writes(_chain(HOOK, RESPOND), "responseNode")  # no call seen
 
 
 def _naive(workflow: dict[str, Any], mode: str) -> WorkflowUnderTest:

@@ -182,7 +182,8 @@ def _definite(e: Evidence) -> tuple[Verdict, str] | None:
     if n <= 1 and changed_ok and not e.acknowledges_early:
         return (
             Verdict.CONTRADICTED,
-            "the changed payload was answered 2xx, but the provider committed only the original",
+            "the changed payload was answered 2xx, but the provider committed only the original"
+            " (a reused key with another request must get a definite rejection, a 4xx)",
         )
     return None
 

@@ -82,11 +82,12 @@ def matching(
     `equal`'s (field, value) pairs (a search body's filters). Paging parameters name neither."""
     known = {name for record in records for name in (*record, *_nested(record))}
     wanted = [(n, v) for n, v in query if n in known] + list(equal)
-    texts = [v.casefold() for n, v in query if n in FREE_TEXT and n not in known]
+    wanted_texts = [v.casefold() for n, v in query if n in FREE_TEXT and n not in known]
     return [
         r
         for r in records
-        if all(text(field(r, n)) == v for n, v in wanted) and all(t in _all_text(r) for t in texts)
+        if all(text(field(r, n)) == v for n, v in wanted)
+        and all(t in "\n".join(texts(r)) for t in wanted_texts)
     ]
 
 
@@ -95,13 +96,14 @@ def _nested(record: Document) -> list[str]:
     return list(inner) if isinstance(inner, dict) else []
 
 
-def _all_text(node: Any) -> str:
-    """Every string and number under `node`, one per line, case-folded."""
+def texts(node: Any) -> list[str]:
+    """Every string and number under `node`, case-folded (a stored identity aside): what a
+    service's free-text search looks through."""
     if isinstance(node, dict):
-        return "\n".join(_all_text(v) for k, v in node.items() if k != STORED_IDENTITY)
+        return [t for k, v in node.items() if k != STORED_IDENTITY for t in texts(v)]
     if isinstance(node, list):
-        return "\n".join(_all_text(v) for v in node)
-    return "" if node is None else str(node).casefold()
+        return [t for v in node for t in texts(v)]
+    return [] if node is None or isinstance(node, bool) else [text(node).casefold()]
 
 
 def deep_merge(old: Document, new: Document) -> Document:

@@ -7,11 +7,10 @@ and products created by POST /api/v2/<type>, read by id (GET /api/v2/<type>/<id>
 from __future__ import annotations
 
 import datetime
-from typing import Any
 
 from ..upstreams import Collection
 from .base import Answer, MakeId, Personality, field_equality, hooks, named_field, routes
-from .documents import Document, Inbound, body_of, public, text
+from .documents import Document, Inbound, body_of, public, texts
 
 RECORDS = Collection(
     "records",
@@ -55,19 +54,10 @@ def select(collection: Collection, inbound: Inbound, records: list[Document]) ->
     fields = [f for f in query.get("fields", "").split(",") if f]
 
     def found(record: Document) -> bool:
-        values = _texts([record.get(f) or record.get(f + "s") for f in fields] or record)
+        values = texts([record.get(f) or record.get(f + "s") for f in fields] or record)
         return any(v == term if exact else term in v for v in values)
 
     return [r for r in records if term and found(r)]
-
-
-def _texts(node: Any) -> list[str]:
-    """Every string and number under `node`, case-folded (a person's emails are objects)."""
-    if isinstance(node, dict):
-        return [t for value in node.values() for t in _texts(value)]
-    if isinstance(node, list):
-        return [t for value in node for t in _texts(value)]
-    return [] if node is None or isinstance(node, bool) else [text(node).casefold()]
 
 
 def listing(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:

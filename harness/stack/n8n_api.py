@@ -306,17 +306,23 @@ class N8nApi:
         return node_failure(self.execution(execution_id, include_data=True))
 
     def retry_execution(self, execution_id: str, load_workflow: bool = False) -> dict[str, Any]:
-        """The operator's "retry" of a failed or crashed execution (a new execution)."""
+        """The operator's "retry" of a failed or crashed execution (a new execution). n8n
+        answers once the retried execution has finished, so the call waits as long as a run
+        may take (RETRY_ANSWER_S), not the API's usual 30 s: under load a run took longer."""
         return dict(
             _check(
                 self._client.post(
-                    f"/executions/{execution_id}/retry", json={"loadWorkflow": load_workflow}
+                    f"/executions/{execution_id}/retry",
+                    json={"loadWorkflow": load_workflow},
+                    timeout=RETRY_ANSWER_S,
                 ),
                 f"retry execution {execution_id}",
             )
         )
 
 
+# How long the retry endpoint may take to answer: n8n awaits the retried execution's end.
+RETRY_ANSWER_S = 120.0
 _PREFLIGHT = {"Origin": "http://127.0.0.1", "Access-Control-Request-Method": "POST"}
 
 

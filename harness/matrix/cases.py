@@ -233,8 +233,11 @@ def capabilities(workflow: WorkflowUnderTest, workers: int = 2) -> frozenset[str
     return frozenset(offered)
 
 
-def expected_for(workflow: WorkflowUnderTest, scenario: Scenario) -> frozenset[Verdict] | None:
-    """The verdicts a case may end with, or None if the workflow does not run the scenario."""
+def expected_for(
+    workflow: WorkflowUnderTest, scenario: Scenario, offered: frozenset[str] | None = None
+) -> frozenset[Verdict] | None:
+    """The verdicts a case may end with, or None if the workflow does not run the scenario.
+    ``offered``: the workflow's capabilities, when the caller has them already."""
     control = workflow.negative_control
     if control is not None:
         verdict = control.caught_by.get(scenario.id)
@@ -245,7 +248,8 @@ def expected_for(workflow: WorkflowUnderTest, scenario: Scenario) -> frozenset[V
         return PASS
     if workflow.promise is Promise.AT_MOST_ONCE:
         return PASS if scenario.is_control else AT_MOST_ONCE
-    if scenario.catches_naive and scenario.catches_naive_needs <= capabilities(workflow):
+    offered = capabilities(workflow) if offered is None else offered
+    if scenario.catches_naive and scenario.catches_naive_needs <= offered:
         return CAUGHT
     return PASS | CAUGHT if scenario.catches_naive or scenario.may_catch_naive else PASS
 
@@ -268,7 +272,7 @@ def matrix(
         parks = workflow.parks_for_resume  # read from the workflow JSON once, not per scenario
         control, opted_in = workflow.negative_control, set(workflow.production_faults)
         for scenario in known:
-            expected = expected_for(workflow, scenario)
+            expected = expected_for(workflow, scenario, offered)
             if expected is None or not scenario.needs <= offered:
                 continue
             if scenario.resumes_waits != parks:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from harness.workflow import workflow_json as wj
 from harness.workflow.subworkflows import EXECUTE_WORKFLOW_NODE_TYPE
 
 HTTP_REQUEST_NODE_TYPE = "n8n-nodes-base.httpRequest"
@@ -84,12 +85,8 @@ def _timeout_s(node: dict[str, Any]) -> float | None:
 
 def _successors(workflow: dict[str, Any]) -> dict[str, list[str]]:
     """Each node's name -> the nodes its outputs connect to (every output, every branch)."""
-    found: dict[str, list[str]] = {}
     connections = workflow.get("connections")
-    for source, kinds in (connections if isinstance(connections, dict) else {}).items():
-        for outputs in (kinds if isinstance(kinds, dict) else {}).values():
-            for output in outputs if isinstance(outputs, list) else []:
-                for link in output if isinstance(output, list) else []:
-                    if isinstance(link, dict) and "node" in link:
-                        found.setdefault(str(source), []).append(str(link["node"]))
-    return found
+    return {
+        str(source): [str(t) for t in wj.connection_targets(outputs) if t is not None]
+        for source, outputs in (connections if isinstance(connections, dict) else {}).items()
+    }

@@ -107,20 +107,25 @@ def _check_connections(workflow: dict[str, Any], path: Path) -> None:
     otherwise, with a longer message, only when the stack is up)."""
     names = {node.get("name") for node in workflow["nodes"]}
     for source, outputs in workflow["connections"].items():
-        targets = [
-            link.get("node")
-            for kind in (outputs.values() if isinstance(outputs, dict) else [])
-            for branch in (kind if isinstance(kind, list) else [])
-            for link in (branch if isinstance(branch, list) else [])
-            if isinstance(link, dict)
-        ]
-        missing = [name for name in (source, *targets) if name not in names]
+        missing = [name for name in (source, *connection_targets(outputs)) if name not in names]
         if missing:
             raise ConfigError(
                 f"{path}: field 'connections.{source}': names node {missing[0]!r}, which the "
                 "file does not have (connections name nodes by their 'name'); fix or remove "
                 "the connection in the editor and export the workflow again"
             )
+
+
+def connection_targets(outputs: Any) -> list[Any]:
+    """The nodes one node's outputs connect to, as its ``connections`` entry names them
+    (every kind of output, every branch), in order; what is not a link is skipped."""
+    return [
+        link.get("node")
+        for kind in (outputs.values() if isinstance(outputs, dict) else [])
+        for branch in (kind if isinstance(kind, list) else [])
+        for link in (branch if isinstance(branch, list) else [])
+        if isinstance(link, dict)
+    ]
 
 
 def webhook_node(workflow: dict[str, Any], where: str) -> dict[str, Any]:

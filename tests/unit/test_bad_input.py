@@ -100,6 +100,8 @@ def test_bad_shard_options(tmp_path: Path, args: tuple[str, ...], fix: str) -> N
 def test_a_keyword_that_keeps_no_case(tmp_path: Path) -> None:
     done = cli(tmp_path, "run", "-k", "worker_kil-after_commit", "--no-attach")
     assert_refused(done, "-k 'worker_kil-after_commit': no case of the matrix matches", tmp_path)
+    listed = cli(tmp_path, "list", "-k", "worker_kil-after_commit")
+    assert "0 cases (-k 'worker_kil-after_commit' keeps none of the" in listed.stderr
 
 
 @pytest.mark.parametrize("command", ["run", "up"])

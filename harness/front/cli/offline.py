@@ -54,6 +54,7 @@ def list_cases(
         cases = matrix(discover(workflows_dir or BUNDLED_WORKFLOWS, on_warning=warn))
     except HarnessError as exc:
         fail(exc)
+    every = len(cases)
     try:
         cases = [case for case in cases if keyword_selects(case.id, keyword)]
     except HarnessError as exc:
@@ -61,7 +62,8 @@ def list_cases(
     for case in cases:
         expected = "/".join(sorted(v.value for v in case.expected))
         click.echo(f"{case.id:60} expect {expected}")
-    console.print(f"{len(cases)} cases")
+    kept = f" (-k {keyword!r} keeps none of the {every})" if keyword and not cases else ""
+    console.print(f"{len(cases)} cases{kept}")
 
 
 @click.command()

@@ -237,10 +237,9 @@ def _where(e: Evidence) -> str:
     commits = (
         ", ".join(f"{c.effect_id} (provider attempt {c.attempt_no})" for c in e.commits) or "none"
     )
-    where = (
-        f"key {e.key}: commits [{commits}]; ledger {e.ledger_state!r}; "
-        f"executions {e.execution_ids or 'none'}"
-    )
+    # None: the manifest names no state query, or the query found no row for the key.
+    ledger = "no ledger row read" if e.ledger_state is None else f"ledger {e.ledger_state!r}"
+    where = f"key {e.key}: commits [{commits}]; {ledger}; executions {e.execution_ids or 'none'}"
     if e.node_failures:
         where += f"; n8n: {'; '.join(e.node_failures)}"
     if e.refused_requests:

@@ -642,6 +642,21 @@ def discover(
     return sorted(found, key=lambda wut: wut.name)
 
 
+# What `n8n-chaos run` writes where it is started (``--alluredir``, the default
+# ``allure-results``) and an Allure report generated from it: run in the folder of the
+# workflows, they land beside them and are not workflows.
+_REPORT_FOLDERS = ("allure-results", "allure-report")
+_REPORT_FILES = ("*-result.json", "*-container.json", "executor.json")
+
+
+def _is_report_output(folder: Path) -> bool:
+    if any((folder / name).is_file() for name in (MANIFEST_FILE, PROJECT_FILE)):
+        return False
+    return folder.name in _REPORT_FOLDERS or any(
+        next(folder.glob(pattern), None) for pattern in _REPORT_FILES
+    )
+
+
 def _load_folders(root: Path) -> list[WorkflowUnderTest]:
     """The workflows of ``root``'s folders (a project folder gives each workflow it names)."""
     manifest = next((n for n in (MANIFEST_FILE, *YAML_MANIFEST_FILES) if (root / n).is_file()), "")
@@ -651,7 +666,9 @@ def _load_folders(root: Path) -> list[WorkflowUnderTest]:
             f"--workflows at its parent, {root.resolve().parent}, the folder of workflow folders"
         )
     folders = [
-        f for f in sorted(root.iterdir()) if f.is_dir() and not f.name.startswith((".", "_"))
+        f
+        for f in sorted(root.iterdir())
+        if f.is_dir() and not f.name.startswith((".", "_")) and not _is_report_output(f)
     ]
     if not folders:
         raise ConfigError(

@@ -464,6 +464,11 @@ def test_discover_sorts_skips_hidden_and_refuses_shared_routes(tmp_path: Path) -
     (tmp_path / "_drafts").mkdir()
     (tmp_path / ".cache").mkdir()
     (tmp_path / "README.md").write_text("notes\n")
+    # What `n8n-chaos run` started in this folder writes beside the workflows: Allure's
+    # results (the default --alluredir, or one named otherwise) and a report made from them.
+    (tmp_path / "allure-results").mkdir()
+    (tmp_path / "results-of-tuesday").mkdir()
+    (tmp_path / "results-of-tuesday" / "0b1c-result.json").write_text("{}")
     assert [w.name for w in discover(tmp_path)] == ["alpha", "pay"]
 
     write_case(tmp_path, edited(MANIFEST, "name", "zeta"), folder="zeta")

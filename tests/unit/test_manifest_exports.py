@@ -229,6 +229,29 @@ def test_an_effect_route_no_node_sends_warns(tmp_path: Path) -> None:
     assert "field 'upstreams.api.stripe.com.effects': no node sends 'POST /v1/charges'" in line
 
 
+def test_an_effect_route_of_a_service_node_whose_host_the_json_does_not_tell_is_no_warning(
+    tmp_path: Path,
+) -> None:
+    def trello_card(doc: dict[str, Any]) -> None:
+        doc["nodes"].append(
+            {
+                "name": "Create card",
+                "id": "t",
+                "type": "n8n-nodes-base.trello",
+                "typeVersion": 1,
+                "position": [0, 0],
+                "parameters": {"resource": "card", "operation": "create"},
+                "credentials": {"trelloApi": {"id": "1", "name": "Trello account"}},
+            }
+        )
+
+    def trello_upstream(doc: dict[str, Any]) -> None:
+        doc["upstreams"]["api.trello.com"] = {"fake": "record", "effects": ["POST /1/cards"]}
+
+    wut = load_with(tmp_path, "stripe_http_form", trello_upstream, trello_card)
+    assert not [line for line in wut.warnings if "no node sends" in line]
+
+
 def test_a_called_host_no_upstream_maps_warns_naming_node_and_host(tmp_path: Path) -> None:
     def second_call(doc: dict[str, Any]) -> None:
         extra = copy.deepcopy(doc["nodes"][1])

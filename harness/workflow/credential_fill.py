@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness.workflow.credential_catalogue import generic_fill, oauth2_token_url
+from harness.workflow.credential_hosts import host_fields
 
 # A header the harness's trigger auth sends (and the HTTP Request nodes' header auth).
 HEADER_AUTH_NAME = "Authorization"
@@ -24,10 +25,12 @@ BASIC_AUTH_USER = "n8n-chaos"
 
 @dataclass(frozen=True)
 class FillContext:
-    """This run's values: a random secret, the SMTP sink's port (the stack's "smtp" link) and
-    the generic OAuth2 type's token endpoint (a token fake answers it)."""
+    """This run's values: a random secret, the SMTP sink's port (the stack's "smtp" link),
+    the generic OAuth2 type's token endpoint (a token fake answers it) and the hosts the
+    manifest maps (a credential's host field is set to one: ``credential_hosts``)."""
 
     secret: str = field(default_factory=lambda: secrets.token_urlsafe(24), repr=False)
+    hosts: tuple[str, ...] = ()
     smtp_host: str = "127.0.0.1"
     smtp_port: int | None = None
     token_url: str = ""  # GENERIC_TOKEN_URL (defined below)
@@ -184,6 +187,8 @@ def credential_data(
     generic = None if fill is not None else generic_fill(type_, ctx.secret)
     if fill is None and generic is None and not any(overlays):
         return None
+    if generic is not None:
+        generic |= host_fields(type_, ctx.hosts, ctx.secret)
     data = fill(ctx) if fill is not None else (generic or {})
     for overlay in overlays:
         data = {**data, **overlay}

@@ -24,6 +24,7 @@ from harness.stack.triggers import TRIGGER_NODE_TYPES
 from harness.workflow import workflow_json as wj
 from harness.workflow.credential_catalogue import Catalogue, known_types, user_fields
 from harness.workflow.credential_fill import FillContext, credential_data
+from harness.workflow.credential_hosts import host_field
 
 # The stack's own credential (the ledger database): every postgres reference is bound to it.
 STACK_PROVIDED = ("postgres",)
@@ -139,7 +140,18 @@ def check(
                     "to the node), or select a credential on the node and export again"
                 )
     for ref in references(workflow):
-        if ref.type in STACK_PROVIDED or credential_data(ref.type, ref.name, ctx, given):
+        if ref.type in STACK_PROVIDED:
+            continue
+        data, site = credential_data(ref.type, ref.name, ctx, given), host_field(ref.type, types)
+        if data is not None and site is not None and site.site and not data.get(site.name):
+            raise ConfigError(
+                f"{workflow_path}: node {ref.node!r} uses a credential of type {ref.type} "
+                f"({ref.name or 'unnamed'}), whose requests go to the site its field "
+                f"{site.name!r} names; give it in {manifest_path} field 'credentials', e.g. "
+                f'{{"{ref.type}": {{"{site.name}": "https://<your site>"}}}}, and map that '
+                "host in 'upstreams'"
+            )
+        if data:
             continue
         raise ConfigError(
             f"{workflow_path}: node {ref.node!r} uses a credential of type {ref.type} "

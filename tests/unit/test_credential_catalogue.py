@@ -113,3 +113,13 @@ def test_an_oauth2_types_token_url_is_its_hidden_default() -> None:
     assert oauth2_token_url("exprOAuth2Api", types) is None
     assert oauth2_token_url("oAuth2Api", types) is None
     assert oauth2_token_url("chatApi", CATALOGUE) is None
+
+
+def test_a_host_field_takes_the_host_the_manifest_maps() -> None:
+    if not installed_catalogue():
+        return  # n8n is not installed here; test_credential_hosts has the logic
+    ctx = FillContext(secret="S", hosts=("api.stripe.com", "acme.zendesk.com"))
+    zendesk = credential_data("zendeskApi", None, ctx, {})
+    assert zendesk is not None and zendesk["subdomain"] == "acme"
+    given = credential_data("zendeskApi", "Z", ctx, {"Z": {"subdomain": "mine"}})
+    assert given is not None and given["subdomain"] == "mine"  # the manifest's data wins

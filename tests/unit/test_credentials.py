@@ -353,3 +353,17 @@ def test_the_installed_catalogue_knows_the_ai_nodes_types_and_every_fillable_one
     assert "anthropicApi" in types and "googleApi" in types  # the AI nodes' and the base's
     assert set(FILLABLE) <= set(types)
     assert user_fields("googleApi", types)[0] == ["email", "privateKey"]
+
+
+def test_a_site_credential_without_a_site_is_refused_naming_the_field() -> None:
+    types = known_types()
+    if not types:
+        return  # n8n is not installed here; test_credential_hosts has the logic
+    line = _check(_using("mattermostApi"), dict(types))
+    assert "uses a credential of type mattermostApi (W), whose requests go to the site its " in line
+    assert '{"mattermostApi": {"baseUrl": "https://<your site>"}}' in line
+    given = {"mattermostApi": {"baseUrl": "https://chat.acme.org"}}
+    creds.check(_using("mattermostApi"), Path("w"), Path("m"), given, dict(types))
+    # A site with a placeholder, a host label: the harness sets them itself.
+    for type_ in ("jiraSoftwareCloudApi", "zendeskApi", "mailchimpApi"):
+        creds.check(_using(type_), Path("w"), Path("m"), {}, dict(types))

@@ -331,6 +331,7 @@ def collect(
         proofs=proofs,
         stray_commits=[_commit_row(c) for c in stray],
         acknowledges_early=wut.acknowledges_early,
+        effects_per_event=wut.effects_per_event,
         declined=any(str(a.outcome) == "declined_402" for a in attempts),
         effect_possible=effect_possible,
         ledger_state=run.ledger_state(),

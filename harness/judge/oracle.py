@@ -73,6 +73,7 @@ class Evidence:
     # The workflow answers "accepted" before its work: a 2xx then promises the effect will
     # happen (LOST if it never does), not that a given payload was charged.
     acknowledges_early: bool = False
+    effects_per_event: int = 1  # one event, this many effects of each kind (line items)
     effect_possible: bool = True  # False when the scenario makes the provider fail every try
     ledger_state: str | None = None
     ledger_done_state: str | None = None
@@ -161,8 +162,8 @@ def _definite(e: Evidence) -> tuple[Verdict, str] | None:
     # Per effect kind: a workflow that creates a customer and then a payment for one order
     # made two effects once each, not one effect twice.
     kind, n = Counter(c.effect for c in e.commits).most_common(1)[0] if e.commits else ("", 0)
-    if n >= 2:
-        return Verdict.DUPLICATE, f"{n} {kind} commits for one business event"
+    if n > e.effects_per_event:
+        return Verdict.DUPLICATE, f"{n} {kind} commits for one business event{_items(e, n)}"
     if e.stray_commits:
         stray = ", ".join(f"{c.effect_id} ({c.effect}, ref {c.reference})" for c in e.stray_commits)
         return Verdict.STRAY, f"commits nobody accounts for during the case: {stray}"
@@ -179,7 +180,7 @@ def _definite(e: Evidence) -> tuple[Verdict, str] | None:
                 f"{sorted(committed_ids) or 'nothing'}",
             )
     changed_ok = any(a.outcome == "ok" for a in e.attempts if a.changed_payload)
-    if n <= 1 and changed_ok and not e.acknowledges_early:
+    if n <= e.effects_per_event and changed_ok and not e.acknowledges_early:
         return (
             Verdict.CONTRADICTED,
             "the changed payload was answered 2xx, but the provider committed only the original"
@@ -188,11 +189,32 @@ def _definite(e: Evidence) -> tuple[Verdict, str] | None:
     return None
 
 
+def _items(e: Evidence, n: int) -> str:
+    """Why n effects are more than the event makes, or a hint when they look like items."""
+    if e.effects_per_event > 1:
+        return f" that makes {e.effects_per_event}"
+    keys = {c.idempotency_key for c in e.commits}
+    if None not in keys and len(keys) == n:  # each its own key: items, or keys made anew
+        return (
+            f" (each with its own idempotency key; if one event makes {n} effects, e.g. one "
+            "per line item, say so in the manifest's effects_per_event)"
+        )
+    return ""
+
+
 def _settled_only(e: Evidence) -> tuple[Verdict, str] | None:
     """Verdicts that only hold once nothing is running any more."""
     n = len(e.commits)
     if n == 0 and e.acknowledged:
         return Verdict.LOST, "the sender got a 2xx but nothing was committed"
+    short = min(Counter(c.effect for c in e.commits).values(), default=0)
+    if 0 < short < e.effects_per_event and (e.promise == "exactly_once" or e.control):
+        told = "the sender got a 2xx" if e.acknowledged else "the sender was never told"
+        verdict = Verdict.LOST if e.acknowledged else Verdict.NOT_DONE
+        return (
+            verdict,
+            f"{told} but only {short} of the event's {e.effects_per_event} effects happened",
+        )
     if e.ledger_state is not None:
         if e.ledger_state == e.ledger_done_state and n == 0:
             return Verdict.CONTRADICTED, f"the ledger says {e.ledger_state!r} with no commit"

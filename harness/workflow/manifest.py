@@ -206,6 +206,7 @@ class WorkflowUnderTest:
     ledger_unknown_states: tuple[str, ...] = ()
     ledger_failed_states: tuple[str, ...] = ()
     acknowledges_early: bool = False
+    effects_per_event: int = 1  # a line item each: exactly this many of each kind is once
     # Its sender hears only after n8n and the ledger wrote (harness.workflow.answer_timing).
     answers_after_writes: bool = False
     effect_id_field: str | None = None
@@ -521,6 +522,7 @@ def _load(m: mm.Manifest, files: _Files) -> WorkflowUnderTest:
         ledger_unknown_states=tuple(m.ledger.unknown_states),
         ledger_failed_states=tuple(m.ledger.failed_states),
         acknowledges_early=early,
+        effects_per_event=m.effects_per_event,
         answers_after_writes=not early and answer_timing.answers_after_writes(workflow, mode),
         effect_id_field=m.response.effect_id_field,
         reconciler=reconciler,

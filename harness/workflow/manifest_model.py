@@ -435,6 +435,14 @@ class Manifest(_Model):
         description="the bundled provider's endpoint that is the side effect (required without "
         "'upstreams'; a workflow calling its real hosts names its effects there)",
     )
+    effects_per_event: int = Field(
+        default=1,
+        ge=1,
+        description="how many effects of each kind one event makes: more than 1 when the "
+        "workflow splits the event into items (a charge per line item, each with its own "
+        "key); exactly this many is once, more is DUPLICATE, fewer once the work is over is "
+        "an effect lost",
+    )
     ledger: Ledger = Field(default_factory=Ledger)
     acknowledge: Acknowledge | None = Field(
         default=None,

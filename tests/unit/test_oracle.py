@@ -49,6 +49,22 @@ def evidence(**overrides: Any) -> Evidence:
 CASES = {
     "exactly once, acknowledged, proven": (evidence(), Verdict.PASS),
     "two commits": (evidence(commits=[commit(0), commit(1)]), Verdict.DUPLICATE),
+    "one event of two line items, each once": (
+        evidence(commits=[commit(0), commit(1)], effects_per_event=2),
+        Verdict.PASS,
+    ),
+    "two line items, one charged twice": (
+        evidence(commits=[commit(0), commit(1), commit(2)], effects_per_event=2),
+        Verdict.DUPLICATE,
+    ),
+    "two line items, a 2xx and one never charged": (
+        evidence(commits=[commit(0)], effects_per_event=2),
+        Verdict.LOST,
+    ),
+    "two line items, one never charged, the sender never told": (
+        evidence(commits=[commit(0)], attempts=[INFO] * 6, effects_per_event=2, ledger_state=None),
+        Verdict.NOT_DONE,
+    ),
     "2xx and nothing committed": (
         evidence(commits=[], ledger_state=None),
         Verdict.LOST,
@@ -218,3 +234,13 @@ def test_two_effects_of_different_kinds_are_not_a_duplicate() -> None:
         commits=[commit(0, effect="payment_intent"), commit(1, effect="payment_intent")]
     )
     assert judge(twice).verdict is Verdict.DUPLICATE
+
+
+def test_commits_with_keys_of_their_own_hint_at_line_items() -> None:
+    keyed = [dataclasses.replace(commit(i), idempotency_key=f"pay:order-1:{i}") for i in (0, 1)]
+    why = judge(evidence(commits=keyed)).explanation
+    assert why.startswith("2 charge commits for one business event (each with its own")
+    assert "say so in the manifest's effects_per_event" in why
+    assert "effects_per_event" not in judge(evidence(commits=[commit(0), commit(1)])).explanation
+    three = judge(evidence(commits=[commit(0), commit(1), commit(2)], effects_per_event=2))
+    assert three.explanation.startswith("3 charge commits for one business event that makes 2")

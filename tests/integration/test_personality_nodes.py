@@ -1,6 +1,7 @@
 """n8n's own service nodes, unmodified, against the record fake's personalities: a "look it
 up, create it only if it is not there" export (Notion, Airtable, HubSpot, Pipedrive,
-Supabase, Google Sheets; SendGrid's and HubSpot's upserts by email) runs twice with one
+Zendesk, Supabase, Google Sheets; SendGrid's and HubSpot's upserts by email; Mailchimp's add,
+whose second one Mailchimp refuses) runs twice with one
 business key, another order's record in the service first. The first delivery's search finds
 nothing and the node creates the record (one commit); the second one's search finds it and
 creates nothing. Slack's and Twilio's nodes send one message: one commit, and the node runs
@@ -29,6 +30,8 @@ pytestmark = pytest.mark.integration
         "pipedrive_find_or_create_deal",
         # SendGrid upserts by email: the second upsert is no second effect, the get finds it.
         "sendgrid_upsert_contact",
+        # Zendesk's search (type:ticket external_id:<key>) finds the ticket created.
+        "zendesk_find_or_create_ticket",
     ],
 )
 def test_the_node_finds_the_record_it_created(n8n_stack: Stack, name: str) -> None:
@@ -46,6 +49,18 @@ def test_the_hubspot_contact_upsert_by_email_is_one_contact(n8n_stack: Stack) ->
     first, second = created.json(), updated.json()
     assert (first["is_new"], second["is_new"]) == (True, False), (first, second)
     assert first["id"] == second["id"] and first["email"] == f"{key}@example.com", first
+
+
+def test_a_second_mailchimp_add_of_the_email_is_member_exists(n8n_stack: Stack) -> None:
+    """The Mailchimp node adds the member <key>@example.com (On Error: continue), then gets it
+    by email: the second delivery's add is Mailchimp's 400 Member Exists, no second effect, and
+    the get reads the one member."""
+    key, created, found = _found_after_creating(n8n_stack, "mailchimp_add_member")
+    assert created.json() == found.json(), (created.text, found.text)
+    assert created.json()["order_id"] == key and created.json()["id"], created.text
+    assert created.json()["email"] == f"{key}@example.com", created.text
+    adds = n8n_stack.require_provider().control.attempts(reference=key)
+    assert [a.http_status for a in adds] == [200, 400], adds
 
 
 def test_the_supabase_node_finds_its_row_and_reads_its_patch(n8n_stack: Stack) -> None:

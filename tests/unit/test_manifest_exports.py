@@ -24,6 +24,7 @@ NAMES = (
     "gmail_receipt",
     "hubspot_find_or_create_deal",
     "hubspot_upsert_contact",
+    "mailchimp_add_member",
     "notion_find_or_create_page",
     "pipedrive_find_or_create_deal",
     "sendgrid_upsert_contact",
@@ -36,6 +37,7 @@ NAMES = (
     "stripe_node_charge",
     "supabase_find_or_create_row",
     "twilio_order_sms",
+    "zendesk_find_or_create_ticket",
 )
 
 
@@ -317,7 +319,7 @@ def _set(path: str, value: Any) -> Any:
             "upstreams.api~stripe~com",
             {"fake": "record", "personality": "notoin"},
             r"'upstreams.api.stripe.com.personality': unknown personality 'notoin'; use one of "
-            r"'airtable', 'hubspot', 'notion'",
+            r"'airtable', 'hubspot', 'mailchimp', 'notion'",
         ),
         (
             "upstreams.api~stripe~com.reference",

@@ -59,6 +59,35 @@ def answers_after_writes(workflow: dict[str, Any], response_mode: str) -> bool:
     return True
 
 
+def answers_before_calls(workflow: dict[str, Any], trigger: str) -> bool:
+    """Whether a Respond to Webhook node answers the sender before any service call: it is
+    reached from the ``trigger`` node past no service call (nor sub-workflow), and a service
+    call comes after it. Its 2xx then says "accepted", not "done" (acknowledge first)."""
+    by_name = {str(n.get("name")): n for n in _nodes(workflow)}
+    calling = {str(n.get("name")) for n in _service_nodes(workflow)}
+    calling |= {name for name, n in by_name.items() if n.get("type") == EXECUTE_WORKFLOW_NODE_TYPE}
+    following = _successors(workflow)
+    responds = [
+        name
+        for name in _reached(following, [trigger], stop=calling)
+        if by_name.get(name, {}).get("type") == RESPOND_NODE_TYPE
+    ]
+    return any(calling & _reached(following, [name], stop=set()) for name in responds)
+
+
+def _reached(following: dict[str, list[str]], start: list[str], stop: set[str]) -> set[str]:
+    """The nodes reached from ``start`` (without it), not going on past a node in ``stop``."""
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        for after in following.get(todo.pop(), ()):
+            if after not in seen:
+                seen.add(after)
+                if after not in stop:
+                    todo.append(after)
+    return seen
+
+
 def _nodes(workflow: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for node in workflow.get("nodes") or []:
         if isinstance(node, dict) and not node.get("disabled", False):

@@ -747,6 +747,10 @@ def _acknowledges_early(
                 "set it to 'early'",
             )
         return True
+    if acknowledge is None and mode == "responseNode":
+        # A Respond to Webhook node before every service call: the 2xx says "accepted".
+        trigger = str(wj.webhook_node(workflow, str(workflow_path)).get("name"))
+        return answer_timing.answers_before_calls(workflow, trigger)
     if acknowledge is mm.Acknowledge.EARLY and mode != "responseNode":
         files.fail(
             "acknowledge",

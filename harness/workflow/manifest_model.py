@@ -447,7 +447,8 @@ class Manifest(_Model):
     acknowledge: Acknowledge | None = Field(
         default=None,
         description="'after_effect': the 2xx means the effect is done; 'early': it only "
-        "means the event was accepted (default: from the Webhook node's responseMode)",
+        "means the event was accepted (default: from the Webhook node's responseMode, and early "
+        "when a Respond to Webhook node answers before any service call)",
     )
     response: Response = Field(default_factory=Response)
     reconciler: Reconciler | None = None

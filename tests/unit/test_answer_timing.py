@@ -14,7 +14,11 @@ import pytest
 
 from harness.judge.oracle import Verdict
 from harness.matrix.cases import CAUGHT, PASS, expected_for, scenarios
-from harness.workflow.answer_timing import answers_after_writes, call_timeout_s
+from harness.workflow.answer_timing import (
+    answers_after_writes,
+    answers_before_calls,
+    call_timeout_s,
+)
 from harness.workflow.manifest import BUNDLED_WORKFLOWS, WorkflowUnderTest, discover
 
 
@@ -68,6 +72,16 @@ def test_the_answer_waits_for_the_writes_unless_a_respond_node_follows_the_call_
     assert not answers_after_writes(_chain(HOOK, call, RESPOND), "responseNode")
     assert answers_after_writes(_chain(HOOK, call, LEDGER, RESPOND), "responseNode")
     assert not answers_after_writes(_chain(HOOK, RESPOND), "responseNode")  # no call seen
+
+
+def test_a_respond_node_before_every_service_call_acknowledges_first() -> None:
+    assert answers_before_calls(_chain(HOOK, RESPOND, STRIPE), "Order")
+    assert answers_before_calls(_chain(HOOK, LEDGER, RESPOND, STRIPE), "Order")  # a claim first
+    call = _node("Checkout", "executeWorkflow")
+    assert answers_before_calls(_chain(HOOK, RESPOND, call), "Order")
+    assert not answers_before_calls(_chain(HOOK, STRIPE, RESPOND), "Order")
+    assert not answers_before_calls(_chain(HOOK, STRIPE, RESPOND, _http(None)), "Order")
+    assert not answers_before_calls(_chain(HOOK, LEDGER, RESPOND), "Order")  # no call after it
 
 
 def _naive(workflow: dict[str, Any], mode: str) -> WorkflowUnderTest:

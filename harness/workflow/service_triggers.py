@@ -59,10 +59,10 @@ def unserved_trigger(nodes: list[dict[str, Any]]) -> dict[str, Any] | None:
 def unserved_message(where: str, node: Mapping[str, Any]) -> str:
     known = ", ".join(sorted(SERVICE_TRIGGER_TYPES))
     return (
-        f"{where}: node {node.get('name')!r} is a {node.get('type')}, a service trigger the "
-        f"harness has no fake for (it serves {known} and Webhook/Form Trigger nodes); add a "
-        "personality in fake_providers/payment/triggers/ or start the workflow with a Webhook "
-        "node for the test"
+        f"{where}: node {node.get('name')!r} ({node.get('type')}) is a trigger the harness "
+        f"has no fake service for (it serves {known} and Webhook/Form Trigger nodes); start "
+        "the workflow with a Webhook node for the test, or add the service's trigger fake "
+        "in fake_providers/payment/triggers/"
     )
 
 

@@ -139,10 +139,18 @@ def webhook_node(workflow: dict[str, Any], where: str) -> dict[str, Any]:
     if not webhooks and (unserved := service_triggers.unserved_trigger(workflow["nodes"])):
         raise ConfigError(service_triggers.unserved_message(where, unserved))
     if not webhooks:
+        others = [
+            f"{n.get('name')!r} ({n.get('type')})"
+            for n in workflow["nodes"]
+            if str(n.get("type", "")).endswith(("Trigger", ".cron", ".interval"))
+        ]
+        started = f"it starts from {', '.join(others)}, which " if others else ""
         raise ConfigError(
             f"{where}: field 'nodes': no Webhook node (type {WEBHOOK_NODE_TYPE!r}) or Form "
-            f"Trigger ({FORM_TRIGGER_NODE_TYPE!r}); the harness triggers a workflow through its "
-            "production webhook, so start it with one"
+            f"Trigger ({FORM_TRIGGER_NODE_TYPE!r}); {started}the harness cannot fire: it "
+            "delivers each event to a production webhook (a scheduled or polling workflow is "
+            "not run), so for the test start the workflow with a Webhook node that receives "
+            "the event"
         )
     if len(webhooks) > 1:
         names = ", ".join(repr(n.get("name")) for n in webhooks)

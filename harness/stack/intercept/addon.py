@@ -27,7 +27,7 @@ from harness.stack.intercept.config import (
     Listener,
     ProxyConfig,
 )
-from harness.stack.intercept.journal import JournalEntry, JournalWriter, Outcome
+from harness.stack.intercept.journal import JournalEntry, JournalWriter, Outcome, masked
 
 log = logging.getLogger("n8n-chaos.intercept")
 _OUTCOME = "n8n_chaos_outcome"
@@ -141,7 +141,7 @@ class Intercept:
                 method=flow.request.method,
                 scheme=scheme,
                 host=host,
-                path=path,
+                path=masked(path),
                 status=status,
                 outcome=outcome,
                 error=error,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -16,6 +17,18 @@ from typing import Literal
 # host); loopback: a 127.0.0.1/localhost target passed through unchanged; tls_failed: the n8n
 # process did not accept the proxy's certificate (its CA is not trusted).
 Outcome = Literal["forwarded", "refused", "loopback", "tls_failed"]
+
+
+# A credential in a query string (Trello's key and token, Pipedrive's api_token, a signed
+# URL's signature): this run's secret, kept out of the evidence all the same.
+_SECRET_PARAMETER = re.compile(
+    r"([?&;][\w.-]*(?:token|key|secret|password|signature|auth)[\w.-]*=)[^&;#]*", re.IGNORECASE
+)
+
+
+def masked(path: str) -> str:
+    """``path`` with the values of its query's credential parameters replaced by ``***``."""
+    return _SECRET_PARAMETER.sub(r"\1***", path)
 
 
 @dataclass(frozen=True)

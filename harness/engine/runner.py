@@ -332,6 +332,13 @@ def collect(
         stray_commits=[_commit_row(c) for c in stray],
         acknowledges_early=wut.acknowledges_early,
         effects_per_event=wut.effects_per_event,
+        updated_effects=sorted(
+            {
+                str(a.effect_id)
+                for a in attempts
+                if str(a.outcome) == "processed" and a.effect_id in {c.effect_id for c in mine}
+            }
+        ),
         declined=any(str(a.outcome) == "declined_402" for a in attempts),
         effect_possible=effect_possible,
         ledger_state=run.ledger_state(),

@@ -74,6 +74,8 @@ class Evidence:
     # happen (LOST if it never does), not that a given payload was charged.
     acknowledges_early: bool = False
     effects_per_event: int = 1  # one event, this many effects of each kind (line items)
+    # Effects the service changed in place after their commit (an upsert to the same record).
+    updated_effects: list[str] = field(default_factory=list)
     effect_possible: bool = True  # False when the scenario makes the provider fail every try
     ledger_state: str | None = None
     ledger_done_state: str | None = None
@@ -180,7 +182,8 @@ def _definite(e: Evidence) -> tuple[Verdict, str] | None:
                 f"{sorted(committed_ids) or 'nothing'}",
             )
     changed_ok = any(a.outcome == "ok" for a in e.attempts if a.changed_payload)
-    if n <= e.effects_per_event and changed_ok and not e.acknowledges_early:
+    # An upsert applied the changed payload to the record the original made: no lie.
+    if n <= e.effects_per_event and changed_ok and not (e.acknowledges_early or e.updated_effects):
         return (
             Verdict.CONTRADICTED,
             "the changed payload was answered 2xx, but the provider committed only the original"

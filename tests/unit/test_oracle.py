@@ -87,6 +87,10 @@ CASES = {
         evidence(attempts=[ok(), ok(delivery="changed")]),
         Verdict.CONTRADICTED,
     ),
+    "a changed payload an upsert applied to the original's record is no lie": (
+        evidence(attempts=[ok(), ok(delivery="changed")], updated_effects=["ch_0"]),
+        Verdict.PASS,
+    ),
     "an early 'accepted' to a changed payload is no lie": (
         evidence(attempts=[ok(), ok(delivery="changed")], acknowledges_early=True),
         Verdict.PASS,

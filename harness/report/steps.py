@@ -72,8 +72,8 @@ def _title(e: TimelineEvent) -> str:
         return f"{named}: {rest}" if named else e.label
     if e.lane == "sender":
         return f"sender {e.label}" + (f" ({e.outcome})" if e.outcome else "")
-    if e.lane == "provider":
-        return f"provider {e.label}" + (f" ({e.outcome})" if e.outcome else "")
+    if e.lane in ("provider", "requests"):
+        return f"{e.lane} {e.label}" + (f" ({e.outcome})" if e.outcome else "")
     return f"n8n {e.label}" + (f": {e.outcome}" if e.outcome else "")
 
 

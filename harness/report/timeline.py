@@ -6,6 +6,8 @@ events in seconds from the case's start, one lane per actor:
     phase     the runner's phases (prepare, deliver, strike, heal, settle, ...)
     sender    every attempt of the event's sender, with its outcome (ok / fail / info)
     journal   what the harness did or saw: fault inject/heal, crash point target, findings
+    requests  every request of n8n's processes that the intercepting proxy saw (reads and
+              lookups included; cases that shared the stack add theirs), with its answer
     provider  the provider's attempts for the key (with their outcome) and its commits
     n8n       the executions the case caused, from start to stop, with their status
 
@@ -19,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-LANES = ("phase", "sender", "journal", "provider", "n8n")
+LANES = ("phase", "sender", "journal", "requests", "provider", "n8n")
 
 # Journal data fields too long or too internal for a one-line label.
 _SKIPPED_DATA = frozenset({"body", "message", "note"})
@@ -61,6 +63,7 @@ def events(doc: Mapping[str, Any]) -> list[TimelineEvent]:
         *_phases(doc, zero),
         *_sender(doc, zero),
         *_journal(doc, zero),
+        *_requests(doc, zero),
         *_provider(doc, zero),
         *_executions(doc, zero),
     ]
@@ -113,6 +116,16 @@ def _journal(doc: Mapping[str, Any], zero: float) -> Iterable[TimelineEvent]:
         details = ", ".join(f"{k}={_short(v)}" for k, v in data.items() if k not in _SKIPPED_DATA)
         label = f"{entry.get('kind')} {entry.get('what')}" + (f" ({details})" if details else "")
         yield TimelineEvent(float(entry["at"]) - zero, "journal", label)
+
+
+def _requests(doc: Mapping[str, Any], zero: float) -> Iterable[TimelineEvent]:
+    for seen in doc.get("intercepted") or []:
+        if seen.get("time") is None or seen.get("outcome") == "loopback":
+            continue
+        label = f"{seen.get('method')} {seen.get('host')}{seen.get('path')}"
+        answer = f"HTTP {seen['status']}" if seen.get("status") is not None else "no answer"
+        label += f" -> {answer} (by {seen.get('listener')})"
+        yield TimelineEvent(float(seen["time"]) - zero, "requests", label, seen.get("outcome"))
 
 
 def _provider(doc: Mapping[str, Any], zero: float) -> Iterable[TimelineEvent]:

@@ -31,6 +31,7 @@ LANE_TITLES = {
     "phase": "phases",
     "sender": "sender",
     "fault": "fault",
+    "requests": "requests",
     "provider": "provider",
     "n8n": "n8n runs",
     "journal": "harness",

@@ -54,6 +54,28 @@ def evidence_doc() -> dict[str, Any]:
                 "data": {"ready_s": 2.9876, "body": "a long reconciler answer"},
             },
         ],
+        "intercepted": [
+            {
+                "time": T0 + 0.5,
+                "listener": "worker0",
+                "method": "GET",
+                "scheme": "https",
+                "host": "api.pipedrive.com",
+                "path": "/v1/deals/search?term=Order%201",
+                "status": 200,
+                "outcome": "forwarded",
+            },
+            {
+                "time": T0 + 0.6,
+                "listener": "worker0",
+                "method": "POST",
+                "scheme": "https",
+                "host": "crm.example.org",
+                "path": "/api/x",
+                "status": 502,
+                "outcome": "refused",
+            },
+        ],
         "provider_attempts": [
             {
                 "attempt_no": 1,
@@ -205,3 +227,15 @@ def test_a_sub_workflows_execution_names_its_workflow() -> None:
     )
     labels = [e.label for e in events(doc) if e.lane == "n8n"]
     assert labels == ["execution 7 (webhook)", "execution 8 (integrated) of 'Charge customer'"]
+
+
+def test_the_requests_n8n_made_show_the_lookups_too() -> None:
+    requests = [e for e in events(evidence_doc()) if e.lane == "requests"]
+    assert [(round(e.at, 3), e.label, e.outcome) for e in requests] == [
+        (
+            0.5,
+            "GET api.pipedrive.com/v1/deals/search?term=Order%201 -> HTTP 200 (by worker0)",
+            "forwarded",
+        ),
+        (0.6, "POST crm.example.org/api/x -> HTTP 502 (by worker0)", "refused"),
+    ]

@@ -679,9 +679,18 @@ def _load_folders(root: Path) -> list[WorkflowUnderTest]:
             f"{MANIFEST_FILE} ({mm.SEE_FORMAT})"
         )
     found: list[WorkflowUnderTest] = []
+    refused: list[ConfigError] = []  # every broken folder at once, not one per attempt
     for folder in folders:
         is_project = (folder / PROJECT_FILE).is_file()
-        found += load_project(folder) if is_project else [load_manifest(folder)]
+        try:
+            found += load_project(folder) if is_project else [load_manifest(folder)]
+        except ConfigError as exc:
+            refused.append(exc)
+    if len(refused) == 1:
+        raise refused[0]
+    if refused:
+        lines = "\n".join(f"  {line}" for line in refused)
+        raise ConfigError(f"{len(refused)} workflow folders under {root} are refused:\n{lines}")
     return found
 
 

@@ -1059,3 +1059,15 @@ def test_the_manifest_names_the_fakes_the_providers_define() -> None:
     from harness.workflow.manifest_upstreams import UpstreamSpec
 
     assert get_args(UpstreamSpec.model_fields["fake"].annotation) == FAKE_KINDS
+
+
+def test_discover_names_every_refused_folder_at_once(tmp_path: Path) -> None:
+    write_case(tmp_path, folder="pay")
+    (tmp_path / "half_done").mkdir()
+    (tmp_path / "quarter_done").mkdir()
+    with pytest.raises(ConfigError) as refused:
+        discover(tmp_path)
+    lines = str(refused.value).splitlines()
+    assert lines[0] == f"2 workflow folders under {tmp_path} are refused:"
+    assert "half_done/manifest.json: file not found" in lines[1]
+    assert "quarter_done/manifest.json: file not found" in lines[2]

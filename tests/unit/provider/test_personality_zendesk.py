@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from fake_providers.personalities import zendesk as zendesk_personality
 from fake_providers.upstreams import ReferenceSource, Upstream
 
 from .conftest import InProcessProvider
@@ -16,6 +17,12 @@ from .upstream_helpers import configure
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(30)]
 HOST = "acme.zendesk.com"
+
+
+@pytest.fixture(autouse=True)
+def indexed_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The query language's tests search tickets as if Zendesk had indexed them already."""
+    monkeypatch.setattr(zendesk_personality, "SEARCH_INDEXED_AFTER_S", 0.0)
 
 
 async def zendesk(inproc: InProcessProvider) -> None:
@@ -105,3 +112,16 @@ async def test_get_put_and_delete_by_id_change_the_ticket_not_the_effects(
     assert (await send(inproc, HOST, "GET", path)).status_code == 404
     assert await search(inproc, "external_id:o-2") == []
     assert [c["reference"] for c in await inproc.commits()] == ["o-2"]
+
+
+async def test_search_sees_a_new_ticket_only_once_zendesk_has_indexed_it(
+    inproc: InProcessProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(zendesk_personality, "SEARCH_INDEXED_AFTER_S", 120.0)
+    await zendesk(inproc)
+    ticket = await create(inproc, external_id="o-9", subject="Order o-9")
+    assert await search(inproc, "external_id:o-9") == []  # not indexed yet: a guard's gap
+    listed = await send(inproc, HOST, "GET", "/api/v2/tickets.json", params={"external_id": "o-9"})
+    assert [t["id"] for t in listed.json()["tickets"]] == [ticket["id"]]
+    one = await send(inproc, HOST, "GET", f"/api/v2/tickets/{ticket['id']}.json")
+    assert one.json()["ticket"]["id"] == ticket["id"]

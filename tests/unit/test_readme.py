@@ -20,7 +20,7 @@ PACKAGES = ("harness", "fake_providers")  # every package folder and top-level m
 README_MAX_LINES = 700  # the newcomer's path; reference material goes to docs/
 # The two commands CI and users run, exactly as README's "## The two commands" gives them.
 MAIN_JOB = "bash scripts/setup.sh && python3 -m harness run"
-TEST_COMMAND = "bash scripts/setup.sh && bash scripts/docker-setup.sh && python3 -m pytest -n 4"
+TEST_COMMAND = "bash scripts/setup.sh && bash scripts/docker-setup.sh && python3 -m pytest -n 5"
 
 
 def layout_lines(text: str) -> list[str]:

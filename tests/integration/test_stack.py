@@ -107,17 +107,24 @@ def test_the_parked_spare_takes_no_job_until_it_takes_a_killed_workers_place(
 def test_a_toxic_on_the_worker_link_changes_what_n8n_sees(
     echo: tuple[Stack, str, str], echo_upstream: tuple[str, UpstreamState]
 ) -> None:
-    stack, _, url = echo
+    stack, workflow_id, url = echo
     _, upstream = echo_upstream
     proxies = stack.upstream_proxies("echo")
     for proxy in proxies:
         proxy.add_toxic("reset_peer", stream="downstream", name="cut", timeout=0)
     try:
         before = upstream.count("/echo")
-        response = httpx.post(url, json={"order": "A-2"}, timeout=60)
-        # The upstream got the request, n8n never got the answer: the node failed.
+        try:
+            status: int | None = httpx.post(url, json={"order": "A-2"}, timeout=60).status_code
+        except httpx.ReadTimeout:
+            # n8n's own race on a loaded machine: a job that failed within milliseconds can
+            # finish before main listens for it, and main never answers (seen once in CI).
+            status = None
+        # The upstream got the request, n8n never got the answer: the node failed, and its
+        # execution row says so whether or not main's answer came.
         assert upstream.count("/echo") >= before + 1
-        assert response.status_code == 500, response.text
+        assert status in (500, None), status
+        assert execution_status(stack, workflow_id)[-1][1] == "error"
     finally:
         for proxy in proxies:
             proxy.remove_toxic("cut")

@@ -21,7 +21,7 @@ Public port (n8n talks to it, through the fault proxy):
 - Bad input: problem+json 400/413/415, never a 5xx and never a commit.
 
 Control port (never behind a proxy), driven through `ProviderControl`:
-- `reset()`, `set_ttl(seconds)`, `health()`
+- `reset()`, `set_ttl(seconds)`, `catch_up_index()` (a search sees every record), `health()`
 - `add_fault(kind, key=.., reference_prefix=.., attempts=(1,), ...) -> Fault`, `faults()`,
   `clear_faults()`; kinds in `FaultKind`, semantics in `fake_providers.payment.faults`
 - `arm_barrier(key, point, hold_timeout) -> Barrier`; `Barrier.wait_reached(timeout)`

@@ -244,6 +244,12 @@ class ProviderControl:
         `seconds` are treated as expired (0 expires every completed key)."""
         self._call("PUT", "/_control/ttl", json={"seconds": seconds})
 
+    def catch_up_index(self) -> float:
+        """Every record stored so far becomes searchable, as it is a day later: a service's
+        search sees a new record only after its index lag (Stripe's, HubSpot's, Zendesk's).
+        Returns the provider's time of the catch-up."""
+        return float(self._call("POST", "/_control/index/catch-up")["caught_up_at"])
+
     def add_fault(
         self,
         kind: FaultKind | str,

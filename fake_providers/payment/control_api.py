@@ -85,6 +85,7 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
             "db": str(runtime.config.db_path),
             "lenient": runtime.config.lenient,
             "key_ttl_seconds": runtime.key_ttl_seconds,
+            "index_caught_up_at": runtime.index_caught_up_at,
             "commits": commits,
             "smtp_port": runtime.smtp_port,
         }
@@ -102,6 +103,10 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
     async def set_ttl(spec: TtlSpec) -> dict[str, float]:
         runtime.key_ttl_seconds = spec.seconds
         return {"seconds": runtime.key_ttl_seconds}
+
+    @router.post(PREFIX + "/index/catch-up")
+    async def catch_up_index() -> dict[str, float]:
+        return {"caught_up_at": runtime.catch_up_index()}
 
     @router.get(PREFIX + "/faults")
     async def list_faults() -> list[dict[str, Any]]:

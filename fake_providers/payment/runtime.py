@@ -12,7 +12,7 @@ from ..upstreams import Upstream
 from .barriers import BarrierRegistry
 from .config import ProviderConfig
 from .faults import FaultPlan
-from .store import LedgerStore
+from .store import LedgerStore, ObjectRow
 
 T = TypeVar("T")
 Clock = Callable[[], float]
@@ -23,6 +23,9 @@ class ProviderRuntime:
         self.config = config
         self.clock = clock
         self.key_ttl_seconds = config.key_ttl_seconds
+        # Records stored up to this time are in every search index, whatever its lag
+        # (`catch_up_index`: the harness's "a day later").
+        self.index_caught_up_at = 0.0
         self.faults = FaultPlan()
         self.barriers = BarrierRegistry()
         # Which fake answers which host; kept across `reset()` (the harness sets it per case).
@@ -63,9 +66,21 @@ class ProviderRuntime:
             event.set()
         self.barriers.release_all()
 
+    def searchable(self, rows: list[ObjectRow], lag_s: float) -> list[ObjectRow]:
+        """The rows a search index `lag_s` behind holds now: those stored `lag_s` ago or
+        longer, and every one stored before the index last caught up."""
+        horizon = max(self.clock() - lag_s, self.index_caught_up_at)
+        return [row for row in rows if row.created_at <= horizon]
+
+    def catch_up_index(self) -> float:
+        """Every record stored so far becomes searchable (as it is a day later)."""
+        self.index_caught_up_at = self.clock()
+        return self.index_caught_up_at
+
     async def reset(self) -> None:
         self.faults.clear()
         self.key_ttl_seconds = self.config.key_ttl_seconds
+        self.index_caught_up_at = 0.0
         # Wipe first, then wake held requests: they find their attempt gone and commit nothing.
         await self.db(LedgerStore.reset)
         self.interrupt_waits()

@@ -153,13 +153,18 @@ class Personality:
     conflict: Conflict = no_conflict
     upserted: Conflict = no_conflict
     key_of: CollectionKey = path_key
+    # Reads answered from a search index, which sees a new record `index_lag_s` after it was
+    # stored (a search-then-create guard meets that gap); other reads see it at once.
+    searched: tuple[Route, ...] = ()
+    index_lag_s: float = 0.0
 
 
 # The fields a module may fill by defining a function of that name (`store`, `select`, ...).
 _HOOKS = tuple(
     f.name
     for f in fields(Personality)
-    if f.name not in ("name", "host", "effect", "read", "key", "collections")
+    if f.name
+    not in ("name", "host", "effect", "read", "key", "collections", "searched", "index_lag_s")
 )
 
 

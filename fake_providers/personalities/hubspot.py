@@ -4,7 +4,10 @@ by an id property (POST .../<type>/batch/upsert, `idProperty`). A deal created b
 POST /deals/v1/deal (n8n's HubSpot node) is a deal of the same collection: its search finds it.
 So is a contact created or updated by email (POST /contacts/v1/contact/createOrUpdate/email/
 <email>, the node's contact "Create or Update"), answered `{vid, isNew}`, read back by
-GET /contacts/v1/contact/vid/<vid>/profile: the same email again is the same contact."""
+GET /contacts/v1/contact/vid/<vid>/profile: the same email again is the same contact.
+HubSpot's search is eventually consistent (a new object reaches it "several seconds" later):
+the fake's search sees an object INDEX_LAG_S after its creation, the list and the read by id
+at once, so a search-then-create guard meets the gap a quick redelivery falls into."""
 
 from __future__ import annotations
 
@@ -41,6 +44,9 @@ OBJECTS = Collection(
     per_path=True,
 )
 _SUFFIXES = ("/search", "/batch/upsert", "/batch/create")
+# HubSpot's "several seconds": a redelivery seconds after the create meets the gap; a sender
+# still retrying half a minute later finds the object, as it would.
+INDEX_LAG_S = 10.0
 # Legacy create routes (the HubSpot node's) -> the v3 collection their objects belong to.
 _LEGACY = {"/deals/v1/deal": "/crm/v3/objects/deals"}
 
@@ -208,11 +214,14 @@ PERSONALITY = Personality(
     effect="an object created (POST /crm/v3/objects/<type>, a deal by POST /deals/v1/deal, a"
     " contact by POST /contacts/v1/contact/createOrUpdate/email/<email>); a batch upsert to an id"
     " property value already there, or a contact's email again, is not a new effect",
-    read="POST /crm/v3/objects/<type>/search (filterGroups EQ), GET list and by id;"
+    read="POST /crm/v3/objects/<type>/search (filterGroups EQ; an object from 10 s after its"
+    " creation, as HubSpot indexes it), GET list and by id at once;"
     " GET /contacts/v1/contact/vid/<vid>/profile",
     key="the property named like the business key (/properties/<key>); a contact's email, in"
     ' the path: {"path": "/email/([^/@%]+)(?:@|%40)"}',
     collections=(OBJECTS,),
     reference=lambda key: ReferenceSource("json", f"/properties/{key}"),
+    searched=routes("POST /crm/v3/objects/*/search"),
+    index_lag_s=INDEX_LAG_S,
     **hooks(globals()),
 )

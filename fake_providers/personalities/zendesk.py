@@ -6,9 +6,9 @@ and deleted by id (GET/PUT/DELETE /api/v2/tickets/<id>.json), listed (GET
 `type:<t>`, `field:value` (also quoted, `*` a wildcard, `-` negates), `<`/`>` on dates and on
 status, and bare words that must be in the ticket's text. Zendesk's search sees a new ticket
 only once it is indexed ("up to a few minutes", its API reference): the fake's search sees a
-ticket SEARCH_INDEXED_AFTER_S after its creation, so a search-then-create guard meets the
-gap a redelivery falls into in production (the list by external_id and the read by id are
-not searches: they see it at once)."""
+ticket INDEX_LAG_S after its creation, so a search-then-create guard meets the gap a
+redelivery falls into in production (the list by external_id and the read by id are not
+searches: they see it at once)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ _WORDS = frozenset({"subject", "description"})  # every word of the value is in 
 _DATES = frozenset({"created_at", "updated_at", "due_at"})
 _STATUSES = ("new", "open", "pending", "hold", "solved", "closed")  # status<solved: ordered
 _STAMP = "%Y-%m-%dT%H:%M:%SZ"
-SEARCH_INDEXED_AFTER_S = 120.0  # the worst of Zendesk's "up to a few minutes" kept short
+INDEX_LAG_S = 120.0  # the worst of Zendesk's "up to a few minutes" kept short
 
 
 def _ticket_id(inbound: Inbound) -> str:
@@ -147,18 +147,11 @@ def select(collection: Collection, inbound: Inbound, records: list[Document]) ->
         return matching(records, inbound.query)  # GET /tickets.json?external_id=...
     query = dict(inbound.query)
     terms = _TERM.findall(query.get("query", ""))
-    found = [r for r in records if _indexed(r) and all(_passes(r, *term) for term in terms)]
+    found = [r for r in records if all(_passes(r, *term) for term in terms)]
     order = _FIELDS.get(query.get("sort_by", ""), query.get("sort_by", ""))
     if order:
         found.sort(key=lambda r: text(field(r, order)), reverse=query.get("sort_order") != "asc")
     return found
-
-
-def _indexed(ticket: Document) -> bool:
-    """Whether search sees the ticket yet (``SEARCH_INDEXED_AFTER_S`` after its creation)."""
-    made = datetime.datetime.strptime(text(ticket.get("created_at")), _STAMP)
-    age = datetime.datetime.now(datetime.UTC) - made.replace(tzinfo=datetime.UTC)
-    return age.total_seconds() >= SEARCH_INDEXED_AFTER_S
 
 
 def _passes(ticket: Document, negated: str, name: str, op: str, value: str) -> bool:
@@ -245,5 +238,7 @@ PERSONALITY = Personality(
     key="the ticket's external_id (/ticket/external_id)",
     collections=(TICKETS,),
     reference=lambda key: ReferenceSource("json", "/ticket/external_id"),
+    searched=routes(f"GET {_SEARCH}"),
+    index_lag_s=INDEX_LAG_S,
     **hooks(globals()),
 )

@@ -80,8 +80,10 @@ class ProviderServer:
 
     @contextmanager
     def keys_expired(self) -> Iterator[None]:
-        """The provider forgets every completed idempotency key (TTL 0) for the block."""
+        """A day later for the block: the provider forgets every completed idempotency key
+        (TTL 0), and its services' search indexes hold every record stored so far."""
         self.control.set_ttl(0)
+        self.control.catch_up_index()
         try:
             yield
         finally:

@@ -96,6 +96,11 @@ def id_maker(upstream: Upstream, kind: str) -> Callable[[str], uuid.UUID]:
     return make
 
 
-async def stored(runtime: ProviderRuntime, host: str, kind: str) -> list[Document]:
+async def stored(
+    runtime: ProviderRuntime, host: str, kind: str, index_lag_s: float | None = None
+) -> list[Document]:
+    """A collection's records; with `index_lag_s`, those its service's search index holds."""
     rows = await runtime.db(lambda store: store.objects(host, kind))
+    if index_lag_s is not None:
+        rows = runtime.searchable(rows, index_lag_s)
     return [row.document for row in rows]

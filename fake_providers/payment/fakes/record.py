@@ -131,7 +131,11 @@ class RecordFake:
     ) -> Response:
         """A request on a collection: reads answer what was written, writes remember."""
         collection, host = target.collection, upstream.host
-        records = live(await stored(self.runtime, host, target.kind))
+        searched = target.role == "read" and any(
+            route.matches(inbound.method, inbound.path) for route in kind.searched
+        )
+        lag = kind.index_lag_s if searched else None
+        records = live(await stored(self.runtime, host, target.kind, lag))
         template = upstream.template_for(inbound.method, inbound.path)
         if target.role == "read" or (target.role == "item" and inbound.method == "GET"):
             if target.role == "item":

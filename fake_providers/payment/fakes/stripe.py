@@ -23,6 +23,7 @@ from ..pipeline import EffectPipeline, EffectResult, json_response
 from ..problems import ProblemError
 from ..runtime import ProviderRuntime
 from ..store import ObjectRow
+from .collections import stored
 from .explain import attempt_start
 from .inbound import UnreadableBody, UpstreamRequest, nest_form, read_upstream_request
 from .stripe_errors import (
@@ -44,7 +45,7 @@ from .stripe_objects import (
     plan_update,
     references,
 )
-from .stripe_search import parse_query
+from .stripe_search import INDEX_LAG_S, parse_query
 
 _LIST_CONTROL_PARAMS = frozenset({"limit", "starting_after", "ending_before", "expand", "created"})
 
@@ -162,9 +163,12 @@ class StripeFake:
             raise missing_object(object_name, object_id, param)
         return rows[0].document
 
-    async def _documents(self, upstream: Upstream, kind: StripeKind) -> list[Document]:
-        rows = await self.runtime.db(lambda store: store.objects(upstream.host, kind.object))
-        return [row.document for row in reversed(rows)]  # newest first, as Stripe lists
+    async def _documents(
+        self, upstream: Upstream, kind: StripeKind, index_lag_s: float | None = None
+    ) -> list[Document]:
+        """Newest first, as Stripe lists; with `index_lag_s`, those its search sees."""
+        documents = await stored(self.runtime, upstream.host, kind.object, index_lag_s)
+        return documents[::-1]
 
     async def _list(self, upstream: Upstream, kind: StripeKind, query: Document) -> Response:
         filters = {k: v for k, v in query.items() if k not in _LIST_CONTROL_PARAMS}
@@ -190,7 +194,8 @@ class StripeFake:
                 "parameter_missing", "Missing required param: query.", param="query"
             )
         matches = parse_query(text.strip())
-        documents = [doc for doc in await self._documents(upstream, kind) if matches(doc)]
+        searchable = await self._documents(upstream, kind, INDEX_LAG_S)
+        documents = [doc for doc in searchable if matches(doc)]
         limit = _limit(query)
         return JSONResponse(
             {

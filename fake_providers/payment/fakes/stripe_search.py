@@ -3,9 +3,11 @@
     metadata['order_id']:'A-1'   email:'a@b.c'   name~'Acme'   amount>1000   -status:'canceled'
 
 Clauses joined by AND or by OR (not both, as in Stripe). `:` is an exact match (case-insensitive
-for text fields other than metadata), `~` a substring match, `< <= > >=` numeric. Unlike Stripe,
-new objects are searchable at once (Stripe may take a minute: "search then create" is no guard
-there, which this fake does not model).
+for text fields other than metadata), `~` a substring match, `< <= > >=` numeric. As in Stripe
+("under normal operating conditions, data is searchable in less than a minute"; the list APIs
+see it at once), an object is searchable INDEX_LAG_S after its creation: "search then create"
+is no guard against a redelivery seconds later, and a workflow that looks a payment up before
+retrying it (Stripe replays a stored 500 to its key) finds it on a retry half a minute later.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from .stripe_errors import invalid_request
 
 Document = dict[str, Any]
+INDEX_LAG_S = 10.0  # within Stripe's "less than a minute"; a sender's backoff outlasts it
 _CLAUSE = re.compile(
     r"""\s*(?P<negate>-)?
     (?:metadata\[(?P<q>['"])(?P<meta>.+?)(?P=q)\]|(?P<field>[A-Za-z_][\w.]*))

@@ -98,6 +98,10 @@ class InProcessProvider:
             "/v1/charges", json=charge_body(reference, **extra), headers=headers
         )
 
+    async def catch_up_index(self) -> None:
+        """A search sees every record stored so far (as a day later)."""
+        (await self.control.post("/_control/index/catch-up")).raise_for_status()
+
     async def commits(self, **params: str) -> list[dict[str, Any]]:
         response = await self.control.get("/_control/commits", params=params)
         response.raise_for_status()

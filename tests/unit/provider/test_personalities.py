@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
+from fake_providers.personalities import hubspot
 from fake_providers.upstreams import (
     Collection,
     ReferenceSource,
@@ -283,6 +284,9 @@ async def test_hubspot_search_finds_the_deal_and_batch_upsert_is_one_effect(
         ]
     }
     found = (await send(inproc, host, "POST", f"{deals}/search", json=search)).json()
+    assert found["total"] == 0  # HubSpot's search has not indexed it yet: a guard's gap
+    inproc.clock.advance(hubspot.INDEX_LAG_S)
+    found = (await send(inproc, host, "POST", f"{deals}/search", json=search)).json()
     assert (found["total"], found["results"][0]["id"]) == (1, made.json()["id"])
     one = await send(inproc, host, "GET", f"{deals}/{made.json()['id']}")
     assert one.json()["properties"]["order_id"] == "o-1"
@@ -318,6 +322,7 @@ async def test_hubspot_a_legacy_deal_create_is_found_by_the_v3_search(
             {"filters": [{"propertyName": "dealname", "operator": "EQ", "value": "o-7"}]}
         ]
     }
+    await inproc.catch_up_index()
     found = (await send(inproc, host, "POST", "/crm/v3/objects/deals/search", json=search)).json()
     assert [r["id"] for r in found["results"]] == [str(deal["dealId"])]
     assert found["results"][0]["properties"]["dealstage"] == "appointmentscheduled"
@@ -349,6 +354,7 @@ async def test_hubspot_a_contact_created_or_updated_by_email_is_one_contact(
             {"filters": [{"propertyName": "email", "operator": "EQ", "value": "o-9@x.test"}]}
         ]
     }
+    await inproc.catch_up_index()
     found = await send(inproc, host, "POST", "/crm/v3/objects/contacts/search", json=search)
     assert [r["id"] for r in found.json()["results"]] == [str(first["vid"])]
     assert [c["reference"] for c in await inproc.commits()] == ["o-9"]

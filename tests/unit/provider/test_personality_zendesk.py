@@ -19,12 +19,6 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(30)]
 HOST = "acme.zendesk.com"
 
 
-@pytest.fixture(autouse=True)
-def indexed_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The query language's tests search tickets as if Zendesk had indexed them already."""
-    monkeypatch.setattr(zendesk_personality, "SEARCH_INDEXED_AFTER_S", 0.0)
-
-
 async def zendesk(inproc: InProcessProvider) -> None:
     reference = ReferenceSource("json", "/ticket/external_id")
     await configure(inproc, Upstream(HOST, "record", reference, personality="zendesk"))
@@ -37,7 +31,13 @@ async def create(inproc: InProcessProvider, **ticket: Any) -> dict[str, Any]:
     return created
 
 
-async def search(inproc: InProcessProvider, query: str, **params: str) -> list[Any]:
+async def search(
+    inproc: InProcessProvider, query: str, indexed: bool = True, **params: str
+) -> list[Any]:
+    """The ids a search finds; the query language's tests (`indexed`) search once Zendesk has
+    indexed every ticket."""
+    if indexed:
+        await inproc.catch_up_index()
     params = {"query": f"type:ticket {query}".strip(), **params}
     answer = await send(inproc, HOST, "GET", "/api/v2/search.json", params=params)
     body = answer.json()
@@ -115,13 +115,15 @@ async def test_get_put_and_delete_by_id_change_the_ticket_not_the_effects(
 
 
 async def test_search_sees_a_new_ticket_only_once_zendesk_has_indexed_it(
-    inproc: InProcessProvider, monkeypatch: pytest.MonkeyPatch
+    inproc: InProcessProvider,
 ) -> None:
-    monkeypatch.setattr(zendesk_personality, "SEARCH_INDEXED_AFTER_S", 120.0)
     await zendesk(inproc)
     ticket = await create(inproc, external_id="o-9", subject="Order o-9")
-    assert await search(inproc, "external_id:o-9") == []  # not indexed yet: a guard's gap
+    inproc.clock.advance(zendesk_personality.INDEX_LAG_S - 1)
+    assert await search(inproc, "external_id:o-9", False) == []  # not indexed yet: a guard's gap
     listed = await send(inproc, HOST, "GET", "/api/v2/tickets.json", params={"external_id": "o-9"})
     assert [t["id"] for t in listed.json()["tickets"]] == [ticket["id"]]
     one = await send(inproc, HOST, "GET", f"/api/v2/tickets/{ticket['id']}.json")
     assert one.json()["ticket"]["id"] == ticket["id"]
+    inproc.clock.advance(1)
+    assert await search(inproc, "external_id:o-9", False) == [ticket["id"]]

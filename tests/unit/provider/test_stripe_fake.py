@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
+from fake_providers.payment.fakes.stripe_search import INDEX_LAG_S
 from fake_providers.upstreams import ReferenceSource, Route, Upstream
 
 from .conftest import InProcessProvider, charge_body
@@ -159,6 +160,8 @@ async def test_retrieve_list_and_search(inproc: InProcessProvider) -> None:
         assert answer.json()["object"] == "search_result"
         return sorted(c["metadata"]["order_id"] for c in answer.json()["data"])
 
+    assert await search("metadata['order_id']:'B-2'") == []  # searchable in under a minute
+    inproc.clock.advance(INDEX_LAG_S)
     assert await search("metadata['order_id']:'B-2'") == ["B-2"]
     assert await search("name:'ada'") == ["A-1"]
     assert await search("name~'Ada'") == ["A-1", "A-3"]

@@ -456,7 +456,14 @@ class Stack:
                 {**upstream_env, **(intercept.env_for(name) if intercept else {}), **extra},
             )
 
-        main_env = {} if config.editor else {"N8N_DISABLE_UI": "true"}
+        # Without its editor, main runs no execution itself (manual ones would go to the
+        # workers, as n8n 3 always sends them), so it starts no task runner: a CPU second a
+        # boot and an idle process less (bench/idle_cpu.py --compare main-runner).
+        main_env = (
+            {}
+            if config.editor
+            else {"N8N_DISABLE_UI": "true", "OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS": "true"}
+        )
         if config.webhook_processor:
             main_env["N8N_DISABLE_PRODUCTION_MAIN_PROCESS"] = "true"
         main = n8n("main", "main", main_port, main_env)

@@ -314,6 +314,9 @@ def test_main_has_its_editor_only_when_a_person_will_open_it(
         stack = Stack._assemble(inst, config, run)  # objects only: nothing starts
         try:
             assert stack.main.process.env.get("N8N_DISABLE_UI") == disabled
+            # ... and its own task runner: it runs no execution itself then.
+            offloads = stack.main.process.env.get("OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS")
+            assert offloads == disabled
             assert all("N8N_DISABLE_UI" not in w.process.env for w in stack.workers)
         finally:
             stack.postgres.remove_data()  # the data folder it made in the temp dir

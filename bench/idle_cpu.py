@@ -45,6 +45,12 @@ COMPARISONS = {
         "n8n's modules (only the call-home one off)": {"N8N_DISABLED_MODULES": "mcp-registry"},
         "modules off the execution path off (default)": {},
     },
+    "gc": {
+        "V8's own GC settings (default)": {},
+        "semi-space 16 MB": {"NODE_OPTIONS": "--max-semi-space-size=16"},
+        "semi-space 32 MB": {"NODE_OPTIONS": "--max-semi-space-size=32"},
+        "semi-space 64 MB": {"NODE_OPTIONS": "--max-semi-space-size=64"},
+    },
 }
 
 

@@ -48,8 +48,8 @@ class Outcome(StrEnum):
     IN_FLIGHT = "in_flight"
     COMMITTED = "committed"
     REPLAYED = "replayed"
-    CONFLICT_409 = "conflict_409"
-    MISMATCH_422 = "mismatch_422"
+    CONFLICT = "conflict"  # the key's first request still in flight: "retry later" (409)
+    MISMATCH = "mismatch"  # the key reused with another payload: refused (Stripe 400, IETF 422)
     REJECTED_4XX = "rejected_4xx"
     DECLINED_402 = "declined_402"
     FAULT_INJECTED = "fault_injected"  # a pre-commit fault answered; nothing committed

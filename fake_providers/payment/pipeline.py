@@ -135,13 +135,20 @@ class EffectPipeline:
     ) -> None:
         self._runtime = runtime
         self._answers = answers
+        # The attempt log keeps the status the sender got, whichever service answered.
+        self._refusals = {
+            ClaimStatus.MISMATCH: answers.mismatch().status_code,
+            ClaimStatus.IN_PROGRESS: answers.in_flight().status_code,
+        }
 
     async def run(
         self, start: AttemptStart, build: EffectBuilder, *, observed: bool = True
     ) -> Response:
         runtime = self._runtime
         claim = await runtime.db(
-            lambda store: store.begin_attempt(start, runtime.key_ttl_seconds, runtime.clock())
+            lambda store: store.begin_attempt(
+                start, runtime.key_ttl_seconds, runtime.clock(), self._refusals
+            )
         )
         if claim.status in (ClaimStatus.CLAIMED, ClaimStatus.NO_KEY):
             if not observed:

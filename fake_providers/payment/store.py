@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from enum import StrEnum
@@ -39,6 +39,11 @@ class ClaimStatus(StrEnum):
     IN_PROGRESS = "in_progress"
     MISMATCH = "mismatch"
     DONE = "done"
+
+
+# What a refused claim is answered with, by default the IETF idempotency-key draft's statuses
+# (a service's own answers may differ: Stripe refuses a reused key with 400).
+IETF_REFUSALS = {ClaimStatus.MISMATCH: 422, ClaimStatus.IN_PROGRESS: 409}
 
 
 @dataclass(frozen=True)
@@ -178,8 +183,15 @@ class LedgerStore:
             )
             return _lastrowid(cursor)
 
-    def begin_attempt(self, start: AttemptStart, ttl_seconds: float, now: float) -> Claim:
-        """Log the attempt and claim its key, atomically. Non-claims are finished right here."""
+    def begin_attempt(
+        self,
+        start: AttemptStart,
+        ttl_seconds: float,
+        now: float,
+        refusals: Mapping[ClaimStatus, int] = IETF_REFUSALS,
+    ) -> Claim:
+        """Log the attempt and claim its key, atomically. Non-claims are finished right here,
+        a refused one with the HTTP status its service answers (`refusals`)."""
         subject = start.key if start.key is not None else start.reference
         with self._transaction() as db:
             attempt_no = int(
@@ -212,7 +224,7 @@ class LedgerStore:
                 return Claim(attempt_id, attempt_no, ClaimStatus.NO_KEY)
             claim = self._claim(db, start, attempt_id, attempt_no, ttl_seconds, now)
             if claim.status is not ClaimStatus.CLAIMED:
-                self._finish_unclaimed(db, claim, now)
+                self._finish_unclaimed(db, claim, now, refusals)
             return claim
 
     def _claim(
@@ -261,10 +273,16 @@ class LedgerStore:
             replay_effect_id=existing["effect_id"],
         )
 
-    def _finish_unclaimed(self, db: sqlite3.Connection, claim: Claim, now: float) -> None:
+    def _finish_unclaimed(
+        self,
+        db: sqlite3.Connection,
+        claim: Claim,
+        now: float,
+        refusals: Mapping[ClaimStatus, int],
+    ) -> None:
         outcome, status = {
-            ClaimStatus.MISMATCH: (Outcome.MISMATCH_422, 422),
-            ClaimStatus.IN_PROGRESS: (Outcome.CONFLICT_409, 409),
+            ClaimStatus.MISMATCH: (Outcome.MISMATCH, refusals[ClaimStatus.MISMATCH]),
+            ClaimStatus.IN_PROGRESS: (Outcome.CONFLICT, refusals[ClaimStatus.IN_PROGRESS]),
             ClaimStatus.DONE: (Outcome.REPLAYED, claim.replay.status if claim.replay else 0),
         }[claim.status]
         db.execute(

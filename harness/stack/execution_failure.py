@@ -24,7 +24,7 @@ class NodeFailure:
     description: str | None = None
 
     def line(self) -> str:
-        detail = f" ({self.description})" if self.description else ""
+        detail = f" ({_plain(self.description)})" if self.description else ""
         where = f"node {self.node!r} failed" if self.node is not None else "failed outside any node"
         return f"{where}: {_plain(self.message)}{detail}"
 
@@ -74,8 +74,8 @@ _MARKUP = re.compile(r"<[^>]*>")
 
 
 def _plain(message: str) -> str:
-    """n8n's message as one line of text: an upstream's HTML error page (a proxy's 502)
-    quoted in it reads as its text, without tags or line breaks."""
+    """n8n's message or description as one line of text: an upstream's HTML error page (a
+    proxy's 502) quoted in it reads as its text, without tags or line breaks."""
     return " ".join(_MARKUP.sub(" ", message).split())
 
 

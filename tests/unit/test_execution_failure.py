@@ -98,3 +98,9 @@ def test_an_html_error_page_in_the_message_reads_as_its_text() -> None:
     page = '502 - "<html>\n<head><title>Bad gateway</title></head>\n<body>no fake</body></html>"'
     line = NodeFailure("Charge", page).line()
     assert line == "node 'Charge' failed: 502 - \" Bad gateway no fake \""
+
+
+def test_an_html_error_page_in_the_description_reads_as_its_text_too() -> None:
+    page = "<html>\n<head>\n    <title>502 Bad Gateway</title>\n</head></html>"
+    line = NodeFailure("Create", "Bad gateway - the service failed", page).line()
+    assert line == "node 'Create' failed: Bad gateway - the service failed (502 Bad Gateway)"

@@ -84,7 +84,7 @@ def test_same_key_other_payload_is_422(live: LiveProvider) -> None:
     response = live.charge(key, reference, amount=1)
     assert response.status_code == 422
     assert len(live.control.commits(reference=reference)) == 1
-    assert live.control.attempts(key=key)[-1].outcome is Outcome.MISMATCH_422
+    assert live.control.attempts(key=key)[-1].outcome is Outcome.MISMATCH
 
 
 def test_redelivery_after_key_expiry_commits_again(live: LiveProvider) -> None:

@@ -52,8 +52,8 @@ def test_claim_states_follow_the_key_lifecycle(tmp_path: Path) -> None:
     assert [a["attempt_no"] for a in store.attempts(AttemptFilter(key="k1"))] == [1, 2, 3, 4]
     assert [a["outcome"] for a in store.attempts(AttemptFilter(key="k1"))] == [
         Outcome.COMMITTED,
-        Outcome.CONFLICT_409,
-        Outcome.MISMATCH_422,
+        Outcome.CONFLICT,
+        Outcome.MISMATCH,
         Outcome.REPLAYED,
     ]
 

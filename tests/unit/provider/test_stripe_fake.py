@@ -238,6 +238,9 @@ async def test_same_key_other_parameters_is_an_idempotency_error(
     elsewhere = await stripe_post(inproc, "/v1/customers", {"name": "x"}, key="idem-2")
     assert elsewhere.status_code == 400
     assert len(await inproc.commits()) == 1
+    # The attempt log says what the sender got: Stripe's 400, not the IETF draft's 422.
+    attempts = (await inproc.control.get("/_control/attempts", params={"key": "idem-2"})).json()
+    assert [(a["outcome"], a["http_status"]) for a in attempts[1:]] == [("mismatch", 400)] * 2
 
 
 async def hold(inproc: InProcessProvider, key: str, point: str) -> tuple[str, dict[str, Any]]:

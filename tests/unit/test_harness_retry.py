@@ -81,6 +81,6 @@ def test_out_of_tries_is_a_harness_error(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_a_violation_is_never_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(AssertionError, match="DUPLICATE where PASS"):
+    with pytest.raises(pytest.fail.Exception, match="DUPLICATE where PASS"):
         run_test(tmp_path, monkeypatch, [Verdict.DUPLICATE, Verdict.PASS], 3)
     assert not list((tmp_path / "cases").glob("*.try*"))

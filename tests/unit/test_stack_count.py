@@ -43,7 +43,7 @@ GB = 1_000_000_000
 def test_the_machine_decides(cores: int, free: int | None, count: int) -> None:
     choice = choose_stacks(Machine(cores, free), attaching=None)
     assert choice.count == count
-    assert f"{cores} cores" in choice.why and "-j N" in choice.why
+    assert f"{cores} core" in choice.why and "-j N" in choice.why
     assert ("GB free" if free else "free memory unknown") in choice.why
 
 
@@ -56,13 +56,16 @@ def test_a_warm_stack_to_attach_means_one(tmp_path: Path) -> None:
 
 def test_header_names_the_choice() -> None:
     choice = choose_stacks(Machine(2, 23 * GB), attaching=None)
-    assert choice.header() == "stacks: 6 (2 cores x 3, 23 GB free; -j N to choose)"
+    assert choice.header() == (
+        "stacks: 6 (the least of 6 for 2 cores (3 a core), 9 for 23 GB free (2.4 GB a stack);"
+        " -j N to choose)"
+    )
 
 
 def test_no_more_stacks_than_cases() -> None:
     choice = choose_stacks(Machine(8, 64 * GB), attaching=None, cases=1)
     assert choice.count == 1
-    assert choice.why.startswith("1 case selected (a stack per core, or per 10")
+    assert "1 for 1 case selected (one per 10, at least one per core)" in choice.why
     assert choose_stacks(Machine(8, 64 * GB), attaching=None, cases=3).count == 3
 
 
@@ -186,7 +189,7 @@ def test_run_without_j_runs_what_the_machine_holds(
     monkeypatch.setenv("N8N_CHAOS_RUNS", str(tmp_path / "runs"))  # no `up` there
     argv, stacks = _run(monkeypatch, Machine(2, 23 * GB))
     assert _n(argv) == "6"
-    assert stacks is not None and stacks.why.startswith("2 cores")
+    assert stacks is not None and stacks.why.startswith("the least of 6 for 2 cores")
     argv, stacks = _run(monkeypatch, Machine(2, 23 * GB), "-j", "1")
     assert _n(argv) is None and stacks == StackChoice(1, "-j 1")
     argv, stacks = _run(monkeypatch, Machine(2, 23 * GB), "-j", "3")
@@ -196,7 +199,7 @@ def test_run_without_j_runs_what_the_machine_holds(
     # One case, no `up`: one stack (no xdist worker that would wait for nothing).
     argv, stacks = _run(monkeypatch, Machine(2, 23 * GB), "-k", "payment_naive-retry-no_fault-none")
     assert _n(argv) is None
-    assert stacks is not None and stacks.why.startswith("1 case selected")
+    assert stacks is not None and "1 for 1 case selected" in stacks.why
 
 
 def test_run_without_j_attaches_to_a_live_up_with_one_stack(

@@ -74,18 +74,23 @@ def choose_stacks(
     CASES_PER_STACK cases, whichever is more, but never more than the cases), at least one."""
     if attaching is not None:
         return StackChoice(1, f"attaching to the warm stack in {attaching}; -j N to choose")
-    fits = [STACKS_PER_CORE * machine.cores]
-    why = [f"{machine.cores} cores x {STACKS_PER_CORE}", "free memory unknown"]
+    # Each limit with its own number, so the header says which one decided.
+    cores = f"{machine.cores} core{'s' if machine.cores != 1 else ''}"
+    limits = [(STACKS_PER_CORE * machine.cores, f"{cores} ({STACKS_PER_CORE} a core)")]
+    memory = ", free memory unknown"
     if machine.available_bytes is not None:
-        fits.append(machine.available_bytes // STACK_PEAK_BYTES)
-        why[1] = f"{machine.available_bytes / GB:.0f} GB free"
+        a_stack = f"{STACK_PEAK_BYTES / GB:.1f} GB a stack"
+        free = f"{machine.available_bytes / GB:.0f} GB free"
+        limits.append((machine.available_bytes // STACK_PEAK_BYTES, f"{free} ({a_stack})"))
+        memory = ""
     if cases is not None:
         pays = min(cases, max(machine.cores, math.ceil(cases / CASES_PER_STACK)))
-        if pays < min(fits):
-            fits.append(pays)
-            selected = f"{cases} case{'s' if cases != 1 else ''} selected"
-            why.insert(0, f"{selected} (a stack per core, or per {CASES_PER_STACK} cases if more)")
-    return StackChoice(max(1, min(fits)), f"{', '.join(why)}; -j N to choose")
+        per = f"one per {CASES_PER_STACK}, at least one per core"
+        limits.append((pays, f"{cases} case{'s' if cases != 1 else ''} selected ({per})"))
+    least = ", ".join(f"{n} for {reason}" for n, reason in limits)
+    return StackChoice(
+        max(1, min(n for n, _ in limits)), f"the least of {least}{memory}; -j N to choose"
+    )
 
 
 # Where pytest's -k also looks besides the case id: a word found here selects every case.

@@ -21,6 +21,10 @@ def compose_stack(docker_ready: None, tmp_path_factory: pytest.TempPathFactory) 
         backend="compose",
         workers=1,
         ready_timeout_s=600.0,  # a container's n8n migrates a fresh database
+        # n8n's shipped lock times: these tests crash nothing, and with the fast ones a worker
+        # starved of CPU for 5 s (CI's load) lost its job's lock, the stall sweep failed the
+        # execution, and main never answered the webhook (a CI rehearsal waited 240 s).
+        n8n_timings="default",
         runs_root=tmp_path_factory.mktemp("runs"),
     )
     stack = Stack.start(Installer().install(), config)

@@ -159,13 +159,9 @@ class Personality:
     index_lag_s: float = 0.0
 
 
-# The fields a module may fill by defining a function of that name (`store`, `select`, ...).
-_HOOKS = tuple(
-    f.name
-    for f in fields(Personality)
-    if f.name
-    not in ("name", "host", "effect", "read", "key", "collections", "searched", "index_lag_s")
-)
+# The fields a module may fill by defining a function of that name (`store`, `select`, ...):
+# those whose default is a function; the descriptions, collections and search index are data.
+_HOOKS = tuple(f.name for f in fields(Personality) if callable(f.default))
 
 
 def hooks(namespace: Mapping[str, object]) -> dict[str, Any]:

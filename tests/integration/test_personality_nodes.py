@@ -27,8 +27,6 @@ pytestmark = pytest.mark.integration
         "notion_find_or_create_page",
         "airtable_find_or_create_record",
         "pipedrive_find_or_create_deal",
-        # SendGrid upserts by email: the second upsert is no second effect, the get finds it.
-        "sendgrid_upsert_contact",
     ],
 )
 def test_the_node_finds_the_record_it_created(n8n_stack: Stack, name: str) -> None:
@@ -60,6 +58,24 @@ def test_a_search_does_not_see_a_record_it_has_not_indexed_yet(n8n_stack: Stack,
     control.catch_up_index()
     deliver()
     assert len(control.commits(reference=key)) == 2  # the search found them: no third
+
+
+def test_a_sendgrid_contact_is_found_once_its_upsert_job_has_run(n8n_stack: Stack) -> None:
+    """The SendGrid node upserts the contact <key>@example.com, then gets it by email. SendGrid
+    queues an upsert, so the get right after it finds no contact: the node outputs no item,
+    Respond to Webhook is not reached, and n8n answers 200 with an empty body. Once the job has run
+    (the index caught up), a second delivery's upsert is the same contact (no second commit)
+    and its get reads it."""
+    wut, deployment = deployed(n8n_stack, "sendgrid_upsert_contact")
+    key = f"it-{uuid.uuid4().hex[:10]}"
+    control = n8n_stack.require_provider().control
+    first = trigger(wut, deployment, key, f"evt-{uuid.uuid4().hex[:8]}")
+    assert (first.status_code, first.text) == (200, ""), first.text
+    control.catch_up_index()
+    found = trigger(wut, deployment, key, f"evt-{uuid.uuid4().hex[:8]}")
+    assert found.status_code == 200, found.text
+    assert found.json()["order_id"] == key and found.json()["id"], found.text
+    assert [c.effect for c in control.commits(reference=key)] == ["record"]
 
 
 def test_the_hubspot_contact_upsert_by_email_is_one_contact(n8n_stack: Stack) -> None:

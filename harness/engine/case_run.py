@@ -11,10 +11,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import redis
 
 from harness.engine.contract import Check
@@ -35,7 +36,7 @@ from harness.engine.workload import (
     Sender,
     SenderPolicy,
 )
-from harness.errors import SetupError, WindowNotOpened
+from harness.errors import HarnessError, SetupError, WindowNotOpened
 from harness.stack import n8n_db
 from harness.stack.ports import established_to
 from harness.stack.stack import PROVIDER_UPSTREAM
@@ -252,6 +253,21 @@ class CaseRun:
         for workflow_id in workflow_ids:
             rows += self.stack.executions(workflow_id, mine, self.executions_before)
         return rows
+
+    def failures(self, rows: list[dict[str, Any]]) -> list[str]:
+        """What n8n says stopped each failed execution among ``rows`` (its node and error)."""
+        api = self.stack.api
+        lines: list[str] = []
+        if api is None:
+            return lines
+        for row in rows:
+            if row["status"] in ("error", "crashed"):
+                with suppress(HarnessError, httpx.HTTPError):
+                    failure = api.node_failure(row["id"])
+                    if failure is not None:
+                        called = f" (workflow {row['workflow']!r})" if row.get("workflow") else ""
+                        lines.append(f"execution {row['id']}{called}: {failure.line()}")
+        return lines
 
     def executions(self) -> list[dict[str, Any]]:
         """Rows of the executions this case caused of the workflow, its reconciler and its

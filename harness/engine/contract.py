@@ -150,6 +150,10 @@ class CaseWorld(Protocol):
     # -- observation --------------------------------------------------------------------
     def executions(self) -> list[dict[str, Any]]: ...
 
+    def failures(self, rows: list[dict[str, Any]]) -> list[str]:
+        """What n8n says stopped each failed execution among ``rows`` (its node and error)."""
+        ...
+
     def wait_for(
         self, what: str, probe: Check, deadline_s: float, give_up: Check | None = None
     ) -> bool: ...

@@ -30,7 +30,7 @@ from harness.engine.deliveries import DeliveryPlan, get_delivery
 from harness.engine.faults import get_fault
 from harness.engine.settle import SettleResult
 from harness.engine.workload import DeliveryAttempt
-from harness.errors import CaseAborted, HarnessError
+from harness.errors import CaseAborted
 from harness.judge.oracle import (
     UNRESOLVED_LEDGER_STATES,
     AttemptRow,
@@ -349,7 +349,7 @@ def collect(
         settled=settled.settled,
         live_executions=settled.live,
         execution_ids=[e["id"] for e in rows],
-        node_failures=_node_failures(run, rows),
+        node_failures=run.failures(rows),
         control=run.case.scenario.is_control,
         refused_requests=[
             f"{e.method} {e.scheme}://{e.host}{e.path} (by {e.listener})"
@@ -364,22 +364,6 @@ def _intercepted(run: CaseRun) -> list[JournalEntry]:
     if run.stack.intercept is None:
         return []
     return [e for e in run.stack.intercept.journal() if e.time >= run.started_at]
-
-
-def _node_failures(run: CaseRun, rows: list[dict[str, Any]]) -> list[str]:
-    """What n8n says stopped each failed execution among ``rows`` (its node and error)."""
-    api = run.stack.api
-    if api is None:
-        return []
-    lines = []
-    for row in rows:
-        if row["status"] in ("error", "crashed"):
-            with suppress(HarnessError, httpx.HTTPError):
-                failure = api.node_failure(row["id"])
-                if failure is not None:
-                    called = f" (workflow {row['workflow']!r})" if row.get("workflow") else ""
-                    lines.append(f"execution {row['id']}{called}: {failure.line()}")
-    return lines
 
 
 def _unprovoked_stalls(run: CaseRun, execution_ids: set[str]) -> list[Proof]:

@@ -16,8 +16,9 @@ from harness.errors import SetupError
 class RetryingWorld:
     """Just what the plans use of a CaseWorld: rows, the retry call, settle, deliver."""
 
-    def __init__(self, refuse_second: bool = False) -> None:
+    def __init__(self, refuse_second: bool = False, retry_status: str = "success") -> None:
         self.journal = Journal()
+        self.retry_status = retry_status
         self.rows: list[dict[str, Any]] = [{"id": "7", "status": "crashed", "mode": "webhook"}]
         self.in_flight = 0
         self.most_in_flight = 0
@@ -35,13 +36,16 @@ class RetryingWorld:
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
             new_id = str(8 + len(self.rows) - 1)
-            self.rows.append({"id": new_id, "status": "success", "mode": "retry"})
+            self.rows.append({"id": new_id, "status": self.retry_status, "mode": "retry"})
         self.both_in.wait()  # returns only once the other operator's call is in flight too
         with self.lock:
             self.in_flight -= 1
         if self.refuse_second and new_id == "9":
             raise SetupError(f"retry execution {execution_id}: 409 already retried")
         return {"id": new_id}
+
+    def failures(self, rows: list[dict[str, Any]]) -> list[str]:
+        return [f"execution {r['id']}: failed outside any node: too many times" for r in rows]
 
     def settle(self, deadline_s: float, why: str) -> None:
         del deadline_s, why
@@ -78,3 +82,14 @@ def test_one_call_answered_is_no_proof_of_two_operators() -> None:
     single = OperatorRetry()
     single.fact = "n8n started retry execution 8 of 7"
     assert single.proof() == single.fact
+
+
+def test_a_retry_that_failed_is_a_finding_with_n8ns_reason_and_a_resend() -> None:
+    world = RetryingWorld(retry_status="error")
+    world.both_in = threading.Barrier(1)
+    plan = OperatorRetry()
+    assert plan.after_settle(world)  # type: ignore[arg-type]
+    finding = next(e for e in world.journal.entries if e.what.startswith("operator retry did"))
+    assert finding.data["retries"] == [("8", "error")]
+    assert finding.data["why"] == ["execution 8: failed outside any node: too many times"]
+    assert world.resent == ["operator"]

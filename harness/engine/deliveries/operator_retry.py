@@ -47,6 +47,7 @@ class OperatorRetry(Plan):
                 "finding",
                 "operator retry did not complete the work",
                 retries=[(e["id"], e["status"]) for e in retries],
+                why=run.failures(retries),  # e.g. n8n's "failed to be processed too many times"
             )
             run.deliver(delivery="operator")
             self.fact = (self.fact or "no failed execution to retry") + "; re-sent by hand"

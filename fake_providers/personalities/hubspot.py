@@ -4,7 +4,10 @@ by an id property (POST .../<type>/batch/upsert, `idProperty`). A deal created b
 POST /deals/v1/deal (n8n's HubSpot node) is a deal of the same collection: its search finds it.
 So is a contact created or updated by email (POST /contacts/v1/contact/createOrUpdate/email/
 <email>, the node's contact "Create or Update"), answered `{vid, isNew}`, read back by
-GET /contacts/v1/contact/vid/<vid>/profile: the same email again is the same contact.
+GET /contacts/v1/contact/vid/<vid>/profile: the same email again is the same contact. A contact
+created by v3 (POST /crm/v3/objects/contacts, or its batch/create) with an email already there
+is HubSpot's 409 CONFLICT ("Contact already exists. Existing ID: <id>"), no second contact: the
+email is unique, so "create, and on 409 go on" is a guard that holds.
 HubSpot's search is eventually consistent (a new object reaches it "several seconds" later):
 the fake's search sees an object INDEX_LAG_S after its creation, the list and the read by id
 at once, so a search-then-create guard meets the gap a quick redelivery falls into."""
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import urllib.parse
+import uuid
 from typing import Any
 
 from ..upstreams import Collection, ReferenceSource
@@ -94,6 +98,8 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
         elif by_email is not None:
             identity = f"email={by_email}"
             properties["email"] = by_email
+        elif _is_contacts(inbound.path) and text(properties.get("email")):
+            identity = f"email={text(properties['email']).lower()}"
         number = str(make_id(identity).int % 90_000_000_000 + 10_000_000_000)
         found.append(
             {
@@ -161,6 +167,28 @@ def upserted(collection: Collection, inbound: Inbound, records: list[Document]) 
     return Answer(200, {"vid": int(records[0]["id"]), "isNew": False})
 
 
+def conflict(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer | None:
+    """A v3 contact create with an email HubSpot has already: its 409, no second contact."""
+    if not _is_contacts(inbound.path) or _v1_email(inbound.path) is not None:
+        return None
+    if inbound.path.rstrip("/").endswith("/batch/upsert") or not records:
+        return None
+    existing = records[0]["id"]
+    return Answer(
+        409,
+        {
+            "status": "error",
+            "message": f"Contact already exists. Existing ID: {existing}",
+            "correlationId": str(uuid.uuid4()),
+            "category": "CONFLICT",
+        },
+    )
+
+
+def _is_contacts(path: str) -> bool:
+    return key_of(OBJECTS, path) == "/crm/v3/objects/contacts"
+
+
 def _v1_contact(record: Document) -> Document:
     """A contact as GET /contacts/v1/contact/vid/<vid>/profile answers it."""
     vid = int(record["id"])
@@ -213,7 +241,8 @@ PERSONALITY = Personality(
     host="api.hubapi.com",
     effect="an object created (POST /crm/v3/objects/<type>, a deal by POST /deals/v1/deal, a"
     " contact by POST /contacts/v1/contact/createOrUpdate/email/<email>); a batch upsert to an id"
-    " property value already there, or a contact's email again, is not a new effect",
+    " property value already there, or a contact's email again, is not a new effect (a v3"
+    " contact create with an email already there is HubSpot's 409 CONFLICT)",
     read="POST /crm/v3/objects/<type>/search (filterGroups EQ; an object from 10 s after its"
     " creation, as HubSpot indexes it), GET list and by id at once;"
     " GET /contacts/v1/contact/vid/<vid>/profile",

@@ -303,6 +303,31 @@ async def test_hubspot_search_finds_the_deal_and_batch_upsert_is_one_effect(
     assert len(await inproc.commits()) == 2
 
 
+async def test_hubspot_a_second_v3_contact_with_the_email_is_409_and_no_effect(
+    inproc: InProcessProvider,
+) -> None:
+    """HubSpot's contact email is unique: a v3 create (or batch create) of an email it has
+    already is its 409 CONFLICT naming the existing id; another email is a new contact."""
+    host = "api.hubapi.com"
+    await configure(
+        inproc, personality(host, "hubspot", ReferenceSource("json", "/properties/email"))
+    )
+    contacts = "/crm/v3/objects/contacts"
+    made = await send(inproc, host, "POST", contacts, json={"properties": {"email": "a@x.test"}})
+    assert made.status_code == 201
+    again = await send(inproc, host, "POST", contacts, json={"properties": {"email": "A@x.test"}})
+    assert again.status_code == 409, again.text
+    assert again.json()["category"] == "CONFLICT"
+    assert again.json()["message"] == f"Contact already exists. Existing ID: {made.json()['id']}"
+    batch = {"inputs": [{"properties": {"email": "a@x.test"}}]}
+    assert (
+        await send(inproc, host, "POST", f"{contacts}/batch/create", json=batch)
+    ).status_code == 409
+    other = await send(inproc, host, "POST", contacts, json={"properties": {"email": "b@x.test"}})
+    assert other.status_code == 201 and other.json()["id"] != made.json()["id"]
+    assert [c["reference"] for c in await inproc.commits()] == ["a@x.test", "b@x.test"]
+
+
 async def test_hubspot_a_legacy_deal_create_is_found_by_the_v3_search(
     inproc: InProcessProvider,
 ) -> None:

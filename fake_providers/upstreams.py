@@ -30,6 +30,10 @@ from fake_providers.errors import FakeProviderError
 FAKE_KINDS = ("stripe", "record", "mail")
 REFERENCE_KINDS = ("form", "json", "header", "path", "query", "subject", "body_regex")
 _REGEX_KINDS = frozenset({"path", "subject", "body_regex"})
+# A case's business key inside a longer text (a Slack message with n8n's footer, an SMS, an
+# email address): the shape n8n-chaos gives its keys, "<case id>-<10 hex digits>"
+# (harness.workflow.manifest.case_key), as one group.
+KEY_IN_TEXT = r"([\w.\-]+-[0-9a-f]{10})(?![\w\-])"
 # The effect kind of a commit when the Upstream does not name one (stripe names its objects).
 DEFAULT_EFFECT = {"stripe": "", "record": "record", "mail": "email"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from ..upstreams import Collection, ReferenceSource
+from ..upstreams import KEY_IN_TEXT, Collection, ReferenceSource
 from .base import Answer, MakeId, Personality, hooks, routes
 from .documents import Document, Inbound, body_of, text
 
@@ -52,8 +52,9 @@ PERSONALITY = Personality(
     host="slack.com",
     effect="a message posted (POST /api/chat.postMessage)",
     read="GET /api/conversations.history?channel=<id>",
-    key='the message text (/text); a key inside it: {"json": "/text", "regex": "Order (\\\\S+)"}',
+    key="the case's key anywhere in the message text (/text; n8n's Slack node appends a footer);"
+    ' another pattern: {"json": "/text", "regex": "Order (\\\\S+)"}',
     collections=(MESSAGES,),
-    reference=lambda key: ReferenceSource("json", "/text"),
+    reference=lambda key: ReferenceSource("json", "/text", KEY_IN_TEXT),
     **hooks(globals()),
 )

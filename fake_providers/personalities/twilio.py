@@ -3,7 +3,7 @@ answered 201 with a Message resource), read back by GET of the same path (To/Fro
 
 from __future__ import annotations
 
-from ..upstreams import Collection, ReferenceSource
+from ..upstreams import KEY_IN_TEXT, Collection, ReferenceSource
 from .base import Answer, MakeId, Personality, hooks, routes
 from .documents import Document, Inbound
 
@@ -58,8 +58,9 @@ PERSONALITY = Personality(
     host="api.twilio.com",
     effect="a message sent (POST /2010-04-01/Accounts/<sid>/Messages.json)",
     read="GET /2010-04-01/Accounts/<sid>/Messages.json?To=...",
-    key='the message Body (form); a key inside it: {"form": "Body", "regex": "#(\\\\S+)"}',
+    key="the case's key anywhere in the message Body (form); another pattern:"
+    ' {"form": "Body", "regex": "#(\\\\S+)"}',
     collections=(MESSAGES,),
-    reference=lambda key: ReferenceSource("form", "Body"),
+    reference=lambda key: ReferenceSource("form", "Body", KEY_IN_TEXT),
     **hooks(globals()),
 )

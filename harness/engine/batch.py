@@ -161,8 +161,9 @@ class SharedRuns:
         return self._results.pop(case.id).result()
 
     def _run(self, cases: list[Case], stack: Stack, deployed: Deployed) -> None:
-        from harness.engine.runner import new_key, reset_stack, run_case
+        from harness.engine.runner import reset_stack, run_case
         from harness.workflow.deployment import route_upstreams
+        from harness.workflow.manifest import case_key
 
         try:
             workflow, deployment = deployed(cases[0].workflow)
@@ -174,7 +175,7 @@ class SharedRuns:
                 failed.set_exception(exc)
                 self._results[case.id] = failed
             raise
-        keys = {case.id: new_key(case.id) for case in cases}
+        keys = {case.id: case_key(case.id) for case in cases}
         beside = frozenset(keys.values())
         with ThreadPoolExecutor(len(cases), thread_name_prefix="shared-case") as pool:
             for case in cases:

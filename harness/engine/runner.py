@@ -13,7 +13,6 @@ import json
 import re
 import shutil
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
 from dataclasses import asdict, dataclass, field
@@ -41,6 +40,7 @@ from harness.judge.oracle import (
     judge,
 )
 from harness.workflow.deployment import route_upstreams
+from harness.workflow.manifest import case_key
 
 if TYPE_CHECKING:
     from fake_providers.payment import Commit
@@ -115,10 +115,6 @@ class CaseRecord:
         tmp.replace(self.path)
 
 
-def new_key(case_id: str) -> str:
-    return f"{case_id[:40]}-{uuid.uuid4().hex[:10]}"
-
-
 def reset_stack(stack: Stack) -> None:
     """Undo whatever an earlier case may have left: toxics, links, processes, provider plan."""
     stack.reset_links()
@@ -143,7 +139,7 @@ def run_case(
     if beside is None:
         reset_stack(stack)
         route_upstreams(stack, workflow)
-    key = key or new_key(case.id)
+    key = key or case_key(case.id)
     plan = get_delivery(case.delivery)
     point = get_crashpoint(case.crashpoint)
     run = CaseRun(

@@ -33,6 +33,7 @@ import dataclasses
 import hashlib
 import importlib.resources
 import json
+import re
 import secrets
 import warnings
 from collections.abc import Callable
@@ -75,6 +76,7 @@ __all__ = [
     "TriggerAuth",
     "TriggerRequest",
     "WorkflowUnderTest",
+    "case_key",
     "discover",
     "load_manifest",
     "load_project",
@@ -88,6 +90,17 @@ PROJECT_FILE = "n8n-chaos-project.json"
 # The Content-Type that makes the sender post the body as a multipart form (Form Trigger).
 FORM_CONTENT_TYPE = "multipart/form-data"
 FORM_CONTENT_TYPE_HEADER = "Content-Type"
+
+
+_NOT_IN_KEY = re.compile(r"[^\w.\-]")
+
+
+def case_key(case_id: str) -> str:
+    """A fresh business key for one run of a case: "<case id>-<10 hex digits>", in the
+    characters a default reference finds inside a text (fake_providers.upstreams.KEY_IN_TEXT:
+    a Slack message, an SMS, "<key>@example.com")."""
+    stem = _NOT_IN_KEY.sub("_", case_id[:40])
+    return f"{stem}-{secrets.token_hex(5)}"
 
 
 class ManifestWarning(UserWarning):

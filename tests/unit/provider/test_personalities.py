@@ -11,13 +11,14 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
-from fake_providers.personalities import hubspot, sendgrid
+from fake_providers.personalities import PERSONALITIES, hubspot, sendgrid
 from fake_providers.upstreams import (
     Collection,
     ReferenceSource,
     Route,
     Upstream,
 )
+from harness.workflow.manifest import case_key
 
 from .conftest import InProcessProvider
 from .upstream_helpers import configure
@@ -443,6 +444,33 @@ async def test_slack_and_twilio_answer_what_their_nodes_read(inproc: InProcessPr
     )
     assert sms.status_code == 201 and sms.json()["sid"].startswith("SM")
     assert sorted(c["reference"] for c in await inproc.commits()) == ["o-7", "o-8"]
+
+
+async def test_slack_and_twilio_find_the_case_key_anywhere_in_the_text_by_default(
+    inproc: InProcessProvider,
+) -> None:
+    """The default reference (no regex in the manifest) finds the case's key inside the text:
+    n8n's Slack node appends its footer to every message, and a message names the key in a
+    sentence. The whole text as the reference judged every case STRAY."""
+    slack, twilio = PERSONALITIES["slack"], PERSONALITIES["twilio"]
+    await configure(
+        inproc,
+        personality("slack.com", "slack", slack.reference("order_id")),
+        personality("api.twilio.com", "twilio", twilio.reference("order_id")),
+    )
+    key, other = case_key("slack_alert-retry-no_fault-none-r2"), case_key("sms order #1")
+    footer = "\n_Automated with this <http://127.0.0.1:5678/workflow/Ab1|n8n workflow>_"
+    text = {"channel": "C1", "text": f"New order {key}{footer}"}
+    await send(inproc, "slack.com", "POST", "/api/chat.postMessage", json=text)
+    await send(
+        inproc,
+        "api.twilio.com",
+        "POST",
+        "/2010-04-01/Accounts/AC1/Messages.json",
+        content=urlencode({"To": "+15550001", "Body": f"Order {other} paid."}),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert sorted(c["reference"] for c in await inproc.commits()) == sorted([key, other])
 
 
 async def test_a_declared_collection_reads_its_writes_on_another_path(

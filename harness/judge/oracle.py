@@ -168,7 +168,14 @@ def _definite(e: Evidence) -> tuple[Verdict, str] | None:
         return Verdict.DUPLICATE, f"{n} {kind} commits for one business event{_items(e, n)}"
     if e.stray_commits:
         stray = ", ".join(f"{c.effect_id} ({c.effect}, ref {c.reference})" for c in e.stray_commits)
-        return Verdict.STRAY, f"commits nobody accounts for during the case: {stray}"
+        hint = ""
+        if any(e.key in str(c.reference) for c in e.stray_commits):
+            # The workflow's own effect, read with the wrong boundaries: say how to read it.
+            hint = (
+                f" (a reference holds the case's key {e.key} inside a longer value: give the"
+                " upstream's reference a regex with one group around the key)"
+            )
+        return Verdict.STRAY, f"commits nobody accounts for during the case: {stray}{hint}"
     original = [a for a in e.attempts if not a.changed_payload]
     if n >= 1 and not e.acknowledged and any(a.outcome == "fail" for a in original):
         failed = _statuses(a for a in original if a.outcome == "fail")

@@ -248,3 +248,13 @@ def test_commits_with_keys_of_their_own_hint_at_line_items() -> None:
     assert "effects_per_event" not in judge(evidence(commits=[commit(0), commit(1)])).explanation
     three = judge(evidence(commits=[commit(0), commit(1), commit(2)], effects_per_event=2))
     assert three.explanation.startswith("3 charge commits for one business event that makes 2")
+
+
+def test_a_stray_whose_reference_holds_the_key_says_to_give_the_reference_a_regex() -> None:
+    inside = judge(
+        evidence(commits=[], stray_commits=[commit(5, reference="New order order-1\n_")])
+    )
+    assert inside.verdict is Verdict.STRAY
+    assert "holds the case's key order-1 inside a longer value" in inside.explanation
+    other = judge(evidence(commits=[], stray_commits=[commit(5, reference="order-2")]))
+    assert other.verdict is Verdict.STRAY and "regex" not in other.explanation

@@ -259,6 +259,9 @@ class ChaosTerminal:
         if self.summary_path is not None:
             terminalreporter.write_line(f"verdicts: {self.summary_path}")
         terminalreporter.write_line("one case: n8n-chaos show <case id>")
+        own = self.config.getoption("--chaos-workflows", default=None)
+        again = f" --workflows {own}" if own else ""
+        terminalreporter.write_line(f"run one again: n8n-chaos run{again} -k <case id>")
 
     def close(self) -> None:
         if self.live is not None:

@@ -16,6 +16,7 @@ STYLES = {
     Kind.HARNESS_ERROR: "bold black on yellow",
 }
 CELL_WIDTH = 3
+NOT_EXPECTED = "*"  # after a cell's code: a violation or a harness error
 GRID_WIDTH = 100  # a terminal's columns: a wider grid is shown in blocks
 
 
@@ -86,6 +87,8 @@ def _grid_block(grid: Grid, numbered: list[tuple[int, str]], name_width: int) ->
                 row.append(f"{'·':>{CELL_WIDTH}}", style="dim")
                 continue
             shown = cell.label[: CELL_WIDTH - 1]  # at least one space between cells
+            if cell.kind is not Kind.EXPECTED:  # seen without colours too (a CI log)
+                shown = shown[: CELL_WIDTH - 2] + NOT_EXPECTED
             row.append(" " * (CELL_WIDTH - len(shown)))
             row.append(shown, style=_cell_style(cell))
         rows.append(row)
@@ -104,6 +107,7 @@ def codes_legend() -> Text:
     legend.append("violation", style=STYLES[Kind.VIOLATION])
     legend.append(" ")
     legend.append("harness error", style=STYLES[Kind.HARNESS_ERROR])
+    legend.append(f" ({NOT_EXPECTED} after a code: not as expected)", style="dim")
     return legend
 
 

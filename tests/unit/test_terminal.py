@@ -206,3 +206,18 @@ def test_a_report_ends_a_case_with_its_call_or_a_failed_setup() -> None:
     assert outcome_of(report("setup", "passed", CASE)) is None
     assert outcome_of(report("teardown", "passed", CASE)) is None
     assert outcome_of(report("call", "passed")) is None  # not a case of the matrix
+
+
+def test_a_cell_not_as_expected_is_marked_without_colours() -> None:
+    """A CI log has no colours: a violation's cell carries a `*` beside its code."""
+    order = ["retry-no_fault-none", "retry-worker_kill-after_commit"]
+    found = [
+        outcome("DUPLICATE", expected=("DUPLICATE",), scenario=order[0]),
+        outcome("LOST", scenario=order[1]),
+    ]
+    row = next(
+        line
+        for line in text(grid_view(build_grid(found, order))).splitlines()
+        if line.startswith("payment_idempotent")
+    )
+    assert row.split()[1:] == ["D", "L*"]

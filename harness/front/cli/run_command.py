@@ -70,14 +70,22 @@ def run(
     if selected is None and keyword:  # pytest's -k on the same names would keep none either
         fail(
             ConfigError(
-                f"-k {keyword!r}: no case of the matrix matches ({len(case_ids)} cases); "
-                "`n8n-chaos list` shows their ids, `n8n-chaos list -k EXPR` what an expression"
-                " keeps"
+                f"-k {keyword!r}: no case of the matrix matches ({len(case_ids)} cases"
+                f" of {_whose(options)}); `n8n-chaos list` shows their ids, `n8n-chaos list -k"
+                " EXPR` what an expression keeps"
             )
         )
     stacks = _stacks(jobs, options, ctx.args, selected)
     argv = pytest_argv(options, keyword, stacks.count if stacks else 1, ctx.args)
     sys.exit(_pytest_with_verdicts(argv, stacks))
+
+
+def _whose(options: ChaosOptions) -> str:
+    """Whose cases the matrix holds: a case of one's own workflows needs --workflows again
+    (also when the warm stack was started with it)."""
+    if options.workflows_dir is None:
+        return "the bundled workflows; your own workflows' cases need --workflows DIR"
+    return str(options.workflows_dir)
 
 
 def _check_inputs(options: ChaosOptions) -> list[str]:

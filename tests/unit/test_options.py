@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.front.cli import main
-from harness.front.cli.run_command import pytest_argv
+from harness.front.cli.run_command import _remove_earlier_results, pytest_argv
 from harness.front.options import OPTIONS, ChaosOptions, Command, Option, for_command
 from harness.stack.stack import StackConfig
 
@@ -172,3 +172,13 @@ def test_the_options_are_read_back_once_per_run(
     )
     result.assert_outcomes(passed=1)
     assert len(built) == 1
+
+
+def test_run_removes_only_the_allure_results_an_earlier_run_left(tmp_path: Path) -> None:
+    """`report` after `run` shows that run: the earlier run's results go, nothing else."""
+    earlier = ["1a-result.json", "1a-container.json", "2b-attachment.svg", "categories.json"]
+    for name in [*earlier, "environment.properties", "notes.md"]:
+        (tmp_path / name).write_text("{}")
+    _remove_earlier_results(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]
+    _remove_earlier_results(tmp_path / "absent")  # a first run: nothing there yet

@@ -25,7 +25,11 @@ from harness.front.options import JOBS_FLAGS, ChaosOptions, click_options
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @keyword_option
 @click.option(
-    "--alluredir", default="allure-results", show_default=True, help="Where Allure results go."
+    "--alluredir",
+    default="allure-results",
+    show_default=True,
+    help="Where Allure results go; the results an earlier run left there are removed first, so"
+    " `n8n-chaos report` shows this run (give each run its own folder to keep several).",
 )
 @click.option(
     *JOBS_FLAGS,
@@ -75,9 +79,29 @@ def run(
                 " EXPR` what an expression keeps"
             )
         )
+    _remove_earlier_results(Path(alluredir))
     stacks = _stacks(jobs, options, ctx.args, selected)
     argv = pytest_argv(options, keyword, stacks.count if stacks else 1, ctx.args)
     sys.exit(_pytest_with_verdicts(argv, stacks))
+
+
+# What allure-pytest writes into its folder (and the harness beside it): nothing else there is
+# touched, so a folder given by mistake (`--alluredir .`) loses no file of its own.
+_ALLURE_FILES = (
+    "*-result.json",
+    "*-container.json",
+    "*-attachment.*",
+    "categories.json",
+    "environment.properties",
+)
+
+
+def _remove_earlier_results(folder: Path) -> None:
+    """An earlier run's Allure results out of ``folder``: a report of this run shows only its
+    cases (the grid counted another run's case beside them)."""
+    for pattern in _ALLURE_FILES:
+        for path in folder.glob(pattern):
+            path.unlink(missing_ok=True)
 
 
 def _whose(options: ChaosOptions) -> str:

@@ -47,35 +47,30 @@ if TYPE_CHECKING:
 # A condition a wait polls (true: done).
 Check = Callable[[], bool]
 
-# What a workflow (and the stack it runs on) can offer to plug-ins' ``needs``.
-WORKFLOW_CAPABILITIES = frozenset(
-    {
-        "ledger",
-        "amount",
-        "reconciler",
-        "error_workflow",
-        "second_worker",
-        "sync_answer",
-        # A stack whose production webhooks go through ``n8n webhook``: the harness starts
-        # one (beside the session's stack) for the cases that need it.
-        "webhook_processor",
-        # A Wait node holds each execution until its resume URL (handed out in the
-        # workflow's answer) is called: such a workflow runs only the plans that call it.
-        "wait_resume",
-        # Its effect requests carry an idempotency key, so the service can answer "in flight".
-        "idempotency_key",
-        # Its settings set a short execution timeout (executionTimeout, at most 7 s): n8n
-        # cancels a run past it while the harness holds the committed answer.
-        "execution_timeout",
-        # Its calls to the services time out before a slow answer (provider_slow's hang)
-        # comes: only then does the slow answer cost the sender its answer.
-        "call_timeout",
-        # Its sender is answered only after n8n and the ledger write (the last node's data,
-        # or a Respond to Webhook node behind a Postgres node): a window that holds those
-        # writes holds the answer too.
-        "answer_after_write",
-    }
-)
+# What a workflow (and the stack it runs on) can offer to plug-ins' ``needs``, each with what
+# gives it (`n8n-chaos list` says so of a scenario a workflow does not run for want of it).
+WORKFLOW_CAPABILITIES: Mapping[str, str] = {
+    "ledger": "a `ledger` with a state query in its manifest",
+    "amount": 'a numeric `amount` in its trigger body: a number, or a string such as "49.90"',
+    "reconciler": "a `reconciler` in its manifest",
+    "error_workflow": "an `error_workflow` in its manifest",
+    "second_worker": "a stack of 2 workers or more",
+    "sync_answer": "a webhook that answers after the work, not on receipt",
+    # The harness starts one (beside the session's stack) for the cases that need it.
+    "webhook_processor": "a stack whose webhooks go through `n8n webhook`",
+    # Such a workflow runs only the plans that call its resume URL.
+    "wait_resume": "a Wait node holding each execution until the resume URL its answer"
+    " hands out is called",
+    "idempotency_key": "an idempotency key on its effect requests, so the service can answer"
+    " 'in flight'",
+    # n8n cancels a run past it while the harness holds the committed answer.
+    "execution_timeout": "an execution timeout of at most 7 s in its settings",
+    # Only then does the slow answer (provider_slow's hang) cost the sender its answer.
+    "call_timeout": "service calls that time out before a slow answer comes",
+    # A window that holds those writes holds the answer too.
+    "answer_after_write": "an answer sent only after n8n's and the ledger's writes: the last"
+    " node's data, or a Respond to Webhook node behind a Postgres node",
+}
 
 
 class CaseWorld(Protocol):

@@ -16,7 +16,7 @@ Expectations are data:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from harness.engine.contract import WORKFLOW_CAPABILITIES
 from harness.engine.crashpoints import CRASHPOINTS, CrashPoint
 from harness.engine.deliveries import DELIVERIES, DeliveryPlan
+from harness.engine.deliveries.changed_payload import numeric
 from harness.engine.faults import FAULTS, Fault
 from harness.engine.faults.execution_timeout import STRIKABLE_S
 from harness.engine.faults.provider_fault import HANG_S
@@ -151,9 +152,9 @@ def _known(
     name: str,
     field: str,
     named: frozenset[str],
-    known: set[str] | frozenset[str],
+    known: Iterable[str],
 ) -> None:
-    unknown = sorted(named - known)
+    unknown = sorted(named - set(known))
     if unknown:
         raise ConfigError(
             f"{registry.origin(name)}: {registry.kind} {name!r} field {field!r} names "
@@ -205,7 +206,7 @@ def capabilities(workflow: WorkflowUnderTest, workers: int = 2) -> frozenset[str
     offered = set()
     if workflow.ledger_state_query is not None:
         offered.add("ledger")
-    if isinstance(workflow.body_template.get("amount"), int | float):
+    if numeric(workflow.body_template.get("amount")):
         offered.add("amount")
     if workflow.reconciler is not None:
         offered.add("reconciler")
@@ -306,6 +307,24 @@ def matrix_of(
         workflows = discover(root, on_warning=on_warning)
         _BUILT[key] = (matrix(workflows, repeat=repeat, workers=workers), workflows)
     return _BUILT[key]
+
+
+def not_run(workflow: WorkflowUnderTest, workers: int = 2) -> dict[str, list[str]]:
+    """The scenarios the workflow would run but for what it does not offer: what gives the
+    missing capabilities -> the scenario ids (a workflow's author learns what to add)."""
+    offered = capabilities(workflow, workers)
+    wanting: dict[str, list[str]] = {}
+    for scenario in scenarios():
+        missing = sorted(scenario.needs - offered)
+        if not missing or expected_for(workflow, scenario, offered) is None:
+            continue
+        if scenario.resumes_waits != workflow.parks_for_resume or not _chosen(workflow, scenario):
+            continue
+        if scenario.opt_in and scenario.fault not in workflow.production_faults:
+            continue
+        given_by = "; ".join(WORKFLOW_CAPABILITIES[need] for need in missing)
+        wanting.setdefault(given_by, []).append(scenario.id)
+    return wanting
 
 
 def _chosen(workflow: WorkflowUnderTest, scenario: Scenario) -> bool:

@@ -10,16 +10,19 @@ import pytest
 
 from harness.engine.crashpoints import get_crashpoint, known_crashpoints
 from harness.engine.deliveries import get_delivery, known_deliveries
+from harness.engine.deliveries.changed_payload import raised
 from harness.engine.faults import get_fault, known_faults
 from harness.errors import ConfigError
 from harness.judge.oracle import Verdict
-from harness.matrix.cases import CAUGHT, PASS, matrix, pairs, scenarios
+from harness.matrix.cases import CAUGHT, PASS, capabilities, matrix, not_run, pairs, scenarios
 from harness.workflow.manifest import (
+    BUNDLED_WORKFLOWS,
     EffectEndpoint,
     ErrorWorkflowSpec,
     NegativeControl,
     Promise,
     WorkflowUnderTest,
+    discover,
 )
 
 
@@ -237,3 +240,24 @@ def test_the_matrix_is_built_once_per_process(
     assert len(built) == 1 and [w.name for w in workflows] == ["payment_idempotent"]
     cases.matrix_of(root, workers=1)  # another stack shape is another matrix
     assert len(built) == 2
+
+
+def test_a_string_amount_runs_the_changed_payload_and_what_is_not_run_says_why() -> None:
+    """Shopify and PayPal send amounts as strings: the changed payload raises "49.90" to
+    "149.90"; a workflow without a ledger hears which scenario wants one."""
+    [bundled] = [w for w in discover(BUNDLED_WORKFLOWS) if w.name == "payment_naive"]
+    body = {**bundled.body_template, "amount": "49.90"}
+    shop = dataclasses.replace(bundled, body_template=body, ledger_state_query=None)
+    assert "amount" in capabilities(shop)
+    assert any(c.scenario.id.startswith("changed_payload-") for c in matrix([shop]))
+    assert (raised("49.90"), raised(1250)) == ("149.90", 1350)
+    wanting = not_run(shop)
+    assert (
+        "retry-worker_kill-in_ledger_write"
+        in wanting["a `ledger` with a state query in its manifest"]
+    )
+    words = dataclasses.replace(shop, body_template={**body, "amount": "a lot"})
+    assert "amount" not in capabilities(words)
+    assert "changed_payload-no_fault-none" in " ".join(
+        ids for wanted in not_run(words).values() for ids in wanted
+    )

@@ -47,11 +47,12 @@ def list_cases(
 
         print_vocabulary()
         return
-    from harness.matrix.cases import matrix
+    from harness.matrix.cases import matrix, not_run
     from harness.workflow.manifest import BUNDLED_WORKFLOWS, discover
 
     try:
-        cases = matrix(discover(workflows_dir or BUNDLED_WORKFLOWS, on_warning=warn))
+        workflows = discover(workflows_dir or BUNDLED_WORKFLOWS, on_warning=warn)
+        cases = matrix(workflows)
     except HarnessError as exc:
         fail(exc)
     every = len(cases)
@@ -64,6 +65,10 @@ def list_cases(
         click.echo(f"{case.id:60} expect {expected}")
     kept = f" (-k {keyword!r} keeps none of the {every})" if keyword and not cases else ""
     console.print(f"{len(cases)} cases{kept}")
+    if workflows_dir is not None:  # one's own workflows: what more of the matrix they could run
+        for workflow in workflows:
+            for given_by, ids in not_run(workflow).items():
+                console.print(f"not run for {workflow.name}: {', '.join(ids)} (needs {given_by})")
 
 
 @click.command()

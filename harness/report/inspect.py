@@ -23,7 +23,7 @@ from harness.judge.oracle import Evidence, judge
 from harness.report.timeline import case_start, events, render
 from harness.terminal.outcome import CaseOutcome, from_evidence
 from harness.terminal.summary import SUMMARY_FILE, read_summary
-from harness.terminal.view import outcome_style
+from harness.terminal.view import counted, outcome_style
 
 EVIDENCE_FILE = "evidence.json"
 _CASE_GLOBS = (f"cases/{{}}/{EVIDENCE_FILE}", f"*/cases/{{}}/{EVIDENCE_FILE}")
@@ -50,7 +50,7 @@ def find_evidence(target: str, runs_root: Path) -> Path:
     near = difflib.get_close_matches(target, known, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(near)}?" if near else ""
     raise ConfigError(
-        f"no case {target!r} under {runs_root}{hint} Give a case id of a run there "
+        f"no case {target!r} under {runs_root}{hint}. Give a case id of a run there "
         "(`n8n-chaos list` names them), a path to its evidence.json, or --runs DIR"
     )
 
@@ -188,7 +188,7 @@ def recheck(path: Path, saved: dict[str, str | None] | None = None) -> Rechecked
 def changes_view(rechecked: list[Rechecked]) -> Group:
     changed = [r for r in rechecked if r.changed]
     if not changed:
-        return Group(Text(f"no verdict changed ({len(rechecked)} cases re-judged)"))
+        return Group(Text(f"no verdict changed ({counted(len(rechecked), 'case')} re-judged)"))
     lines: list[RenderableType] = [Text(f"{len(changed)} verdicts changed:", style="bold")]
     for r in changed:
         line = Text(f"  {r.outcome.case_id}: {r.saved or 'no verdict'} -> ")

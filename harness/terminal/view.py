@@ -111,11 +111,16 @@ def codes_legend() -> Text:
     return legend
 
 
+def counted(n: int, word: str) -> str:
+    """``1 case``, ``2 cases``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def totals(grid: Grid) -> Text:
-    line = Text(f"{len(grid.outcomes)} cases: ")
+    line = Text(f"{counted(len(grid.outcomes), 'case')}: ")
     line.append(f"{grid.count(Kind.EXPECTED)} as expected", style=STYLES["pass"])
-    for kind, word in ((Kind.VIOLATION, "violations"), (Kind.HARNESS_ERROR, "harness errors")):
+    for kind, word in ((Kind.VIOLATION, "violation"), (Kind.HARNESS_ERROR, "harness error")):
         n = grid.count(kind)
         line.append(", ")
-        line.append(f"{n} {word}", style=STYLES[kind] if n else "")
+        line.append(counted(n, word), style=STYLES[kind] if n else "")
     return line

@@ -131,7 +131,7 @@ def test_recheck_rejudges_and_names_the_verdicts_that_changed(tmp_path: Path) ->
     assert done.exit_code == 1, done.output
     assert "1 verdicts changed:" in done.output
     assert "payment_idempotent-retry-worker_kill-after_commit: PASS -> DUPLICATE" in done.output
-    assert "2 cases: 1 as expected, 1 violations, 0 harness errors" in done.output
+    assert "2 cases: 1 as expected, 1 violation, 0 harness errors" in done.output
 
 
 def test_recheck_compares_with_the_runs_verdicts_file(tmp_path: Path) -> None:
@@ -157,7 +157,7 @@ def test_recheck_exit_codes(tmp_path: Path) -> None:
     save_case(tmp_path / "cut", "payment_idempotent", None, judged=False)
     runner = CliRunner()
     ok = runner.invoke(main, ["recheck", str(tmp_path / "ok")])
-    assert ok.exit_code == 0 and "no verdict changed (1 cases re-judged)" in ok.output
+    assert ok.exit_code == 0 and "no verdict changed (1 case re-judged)" in ok.output
     cut = runner.invoke(main, ["recheck", str(tmp_path / "cut")])
     assert cut.exit_code == 2, cut.output  # a case cut short has no verdict
     (tmp_path / "empty").mkdir()

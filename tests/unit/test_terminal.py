@@ -125,7 +125,7 @@ def test_a_case_line_says_verdict_expectation_seconds_id_and_why() -> None:
 
 def test_totals_count_each_kind() -> None:
     grid = build_grid([outcome("PASS"), outcome("LOST", workflow="x")])
-    assert text(totals(grid)).strip() == ("2 cases: 1 as expected, 1 violations, 0 harness errors")
+    assert text(totals(grid)).strip() == ("2 cases: 1 as expected, 1 violation, 0 harness errors")
 
 
 def test_the_summary_file_round_trips_and_gives_the_run_its_exit_code(tmp_path: Path) -> None:

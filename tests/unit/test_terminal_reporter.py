@@ -84,7 +84,7 @@ def test_each_case_gets_a_line_the_run_a_grid_and_a_verdicts_file(
         in (lines["webhook_dedup-retry-worker_kill-after_commit"])
     )
     assert "n8n-chaos verdicts" in out and "  1 retry-worker_kill-after_commit" in out
-    assert "5 cases: 3 as expected, 1 violations, 1 harness errors" in out
+    assert "5 cases: 3 as expected, 1 violation, 1 harness error" in out
     assert "\x1b[" not in out  # no colour codes in a pipe
     assert ".F" not in out and "[100%]" not in out  # pytest's dots gave way to the lines
     assert summary["exit_code"] == 1

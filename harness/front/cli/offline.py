@@ -48,6 +48,7 @@ def list_cases(
         print_vocabulary()
         return
     from harness.matrix.cases import matrix, not_run
+    from harness.terminal.view import counted
     from harness.workflow.manifest import BUNDLED_WORKFLOWS, discover
 
     try:
@@ -64,7 +65,7 @@ def list_cases(
         expected = "/".join(sorted(v.value for v in case.expected))
         click.echo(f"{case.id:60} expect {expected}")
     kept = f" (-k {keyword!r} keeps none of the {every})" if keyword and not cases else ""
-    console.print(f"{len(cases)} cases{kept}")
+    console.print(f"{counted(len(cases), 'case')}{kept}")
     if workflows_dir is not None:  # one's own workflows: what more of the matrix they could run
         for workflow in workflows:
             for given_by, ids in not_run(workflow).items():

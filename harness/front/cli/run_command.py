@@ -210,5 +210,7 @@ def _pytest_with_verdicts(argv: list[str], stacks: StackChoice | None) -> int:
         summary = Path(tmp) / "verdicts.json"
         # In this process: a second interpreter's start-up (imports of the harness, its
         # libraries and pytest) costs about a second of CPU on every one-case rerun.
-        status = pytest.main([*argv[3:], f"{SUMMARY_FLAG}={summary}"], plugins=plugins)
+        # The CLI imported xdist before pytest could rewrite its asserts: nothing to act on.
+        quiet = "ignore:Module already imported:pytest.PytestAssertRewriteWarning"
+        status = pytest.main([*argv[3:], "-W", quiet, f"{SUMMARY_FLAG}={summary}"], plugins=plugins)
         return int(run_exit_code(status, summary))

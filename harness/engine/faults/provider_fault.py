@@ -5,6 +5,10 @@ the case's reference and the workflow's effect kind only: a lookup never meets t
 - provider_slow: commit, then hang 15 s, past the HTTP node's 10 s timeout (a workflow whose
                  calls wait longer, as most service nodes do, is answered in time);
 - provider_5xx:  commit, then answer 500;
+- provider_5xx_before: the first attempt fails with 500 before committing (a service briefly
+                 failing, the commonest fault in production); later attempts go through. A
+                 workflow that marks the event done before the effect (a claim first) answers
+                 the sender's retry "done" and never makes it: LOST;
 - provider_down: every attempt fails with 500 before committing; one delivery, no sender
                  retry: n8n's own retries run out and the workflow's Error Workflow must run.
 
@@ -79,6 +83,12 @@ class ProviderDown(ProviderFault):
     effect_possible: ClassVar[bool] = False
 
 
+@dataclass
+class ProviderBefore(ProviderFault):
+    # Nothing committed: a naive workflow's retry makes the one effect, no duplicate.
+    loses_answer: ClassVar[bool] = False
+
+
 HANG_S = 15.0  # past the bundled HTTP nodes' 10 s timeout
 
 
@@ -92,5 +102,6 @@ register(
     "provider_slow", lambda: ProviderSlow(FaultKind.COMMIT_THEN_HANG, hang_ms=int(HANG_S * 1000))
 )
 register("provider_5xx", lambda: ProviderFault(FaultKind.COMMIT_THEN_ERROR))
+register("provider_5xx_before", lambda: ProviderBefore(FaultKind.ERROR_BEFORE_COMMIT))
 register("response_drop", lambda: ProviderFault(FaultKind.COMMIT_THEN_CLOSE))
 register("provider_down", lambda: ProviderDown(FaultKind.ERROR_BEFORE_COMMIT, every_attempt=True))

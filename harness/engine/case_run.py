@@ -255,19 +255,23 @@ class CaseRun:
         return rows
 
     def failures(self, rows: list[dict[str, Any]]) -> list[str]:
-        """What n8n says stopped each failed execution among ``rows`` (its node and error)."""
+        """What n8n says stopped each failed execution among ``rows`` (its node and error);
+        executions that failed alike share one line ("executions 19, 20: ...")."""
         api = self.stack.api
-        lines: list[str] = []
+        alike: dict[str, list[str]] = {}
         if api is None:
-            return lines
+            return []
         for row in rows:
             if row["status"] in ("error", "crashed"):
                 with suppress(HarnessError, httpx.HTTPError):
                     failure = api.node_failure(row["id"])
                     if failure is not None:
                         called = f" (workflow {row['workflow']!r})" if row.get("workflow") else ""
-                        lines.append(f"execution {row['id']}{called}: {failure.line()}")
-        return lines
+                        alike.setdefault(f"{called}: {failure.line()}", []).append(str(row["id"]))
+        return [
+            f"execution{'s' if len(ids) > 1 else ''} {', '.join(ids)}{line}"
+            for line, ids in alike.items()
+        ]
 
     def executions(self) -> list[dict[str, Any]]:
         """Rows of the executions this case caused of the workflow, its reconciler and its

@@ -93,3 +93,24 @@ def test_a_retry_that_failed_is_a_finding_with_n8ns_reason_and_a_resend() -> Non
     assert finding.data["retries"] == [("8", "error")]
     assert finding.data["why"] == ["execution 8: failed outside any node: too many times"]
     assert world.resent == ["operator"]
+
+
+def test_executions_that_failed_alike_share_one_line() -> None:
+    """n8n's stall sweep gives up three executions with one message: one line names all."""
+    from types import SimpleNamespace
+
+    from harness.engine.case_run import CaseRun
+    from harness.stack.execution_failure import NodeFailure
+
+    failures = {"19": NodeFailure(None, "too many times"), "21": NodeFailure("Pay", "boom")}
+    api = SimpleNamespace(
+        node_failure=lambda i: failures.get(i, NodeFailure(None, "too many times"))
+    )
+    run = SimpleNamespace(stack=SimpleNamespace(api=api))
+    rows = [{"id": i, "status": "crashed"} for i in ("19", "20", "21")] + [
+        {"id": "22", "status": "success"}
+    ]
+    assert CaseRun.failures(run, rows) == [  # type: ignore[arg-type]
+        "executions 19, 20: failed outside any node: too many times",
+        "execution 21: node 'Pay' failed: boom",
+    ]

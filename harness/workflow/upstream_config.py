@@ -40,15 +40,24 @@ def _json_field(path: tuple[str, ...]) -> tuple[str, str]:
     return "json", "/" + "/".join(path)
 
 
+def _key_in_message(path: tuple[str, ...]) -> tuple[str, str]:
+    """A mail: the case's key wherever the message has it (subject, headers, body)."""
+    from fake_providers.upstreams import KEY_IN_TEXT
+
+    del path
+    return "body_regex", KEY_IN_TEXT
+
+
 DEFAULT_REFERENCE: dict[str, Callable[[tuple[str, ...]], tuple[str, str]]] = {
     "stripe": _stripe_metadata,
     "record": _json_field,
+    "mail": _key_in_message,
 }
 
 
 def configs_of(upstreams: dict[str, UpstreamSpec], business_key: str = "") -> list[Upstream]:
     """The fakes' config; a fake without a ``reference`` looks for the business key where
-    ``DEFAULT_REFERENCE`` says (a mail fake needs one: its subject or a header)."""
+    ``DEFAULT_REFERENCE`` says."""
     # Imported here: the fakes' module is the provider's; the manifest loads without it.
     from fake_providers.personalities import personality
     from fake_providers.upstreams import (

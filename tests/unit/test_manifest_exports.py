@@ -452,3 +452,24 @@ def test_jwt_auth_on_the_trigger_is_refused_with_the_fix(tmp_path: Path) -> None
 def test_effect_is_required_only_without_upstreams(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"field 'effect': missing; add it"):
         load_with(tmp_path, "stripe_http_form", lambda m: m.pop("upstreams"))
+
+
+def test_a_mail_fake_without_a_reference_finds_the_case_key_anywhere_in_the_message(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("fake_providers.upstreams")
+    import re
+
+    from fake_providers.upstreams import KEY_IN_TEXT
+    from harness.workflow.manifest import case_key
+
+    wut = load_with(
+        tmp_path, "smtp_receipt", lambda m: m["upstreams"].update({"smtp": {"fake": "mail"}})
+    )
+    (smtp,) = wut.upstream_configs()
+    assert smtp.reference is not None
+    assert (smtp.reference.kind, smtp.reference.where) == ("body_regex", KEY_IN_TEXT)
+    key = case_key("smtp_receipt-retry-no_fault-none")
+    message = f"Subject: Your receipt\r\n\r\nThanks! Order {key}, 12.50 EUR.\r\n"
+    found = re.search(smtp.reference.where, message)
+    assert found is not None and found.group(1) == key

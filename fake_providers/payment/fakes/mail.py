@@ -1,7 +1,8 @@
 """The `mail` fake: an SMTP server (aiosmtpd) on its own port, on the provider's event loop.
 
 Each accepted message is a commit (effect "email", or the mail Upstream's `effect`) with the
-reference from the Upstream's subject regex or header (host "smtp" by convention; the first
+reference from the Upstream's subject regex, header or `body_regex` (over the subject and the
+decoded text parts) (host "smtp" by convention; the first
 Upstream with fake "mail" is used, none configured means no reference). Messages go through
 the shared pipeline, so barriers and the fault plan apply: a pre-commit fault (error, rate
 limit) answers 451 and commits nothing, commit_then_error commits then answers 451,
@@ -32,6 +33,18 @@ from .inbound import UpstreamRequest, reference_of
 MAIL_HOST = "smtp"
 
 
+def _readable(message: email.message.Message) -> str:
+    """What a reader sees of a message, for `body_regex`: its subject and its text parts
+    decoded (quoted-printable breaks a long line, so a key in the raw body may be split)."""
+    texts = [str(message.get("subject", ""))]
+    for part in message.walk():
+        if part.get_content_maintype() == "text" and not part.is_multipart():
+            payload = part.get_payload(decode=True)
+            if isinstance(payload, bytes):
+                texts.append(payload.decode(part.get_content_charset() or "utf-8", "replace"))
+    return "\n".join(texts)
+
+
 class MailHandler:
     def __init__(self, runtime: ProviderRuntime) -> None:
         self.runtime = runtime
@@ -52,7 +65,7 @@ class MailHandler:
             method="DATA",
             path="",
             headers={name.lower(): str(value) for name, value in reversed(message.items())},
-            raw_body=content,
+            raw_body=_readable(message).encode(),
             params={
                 "from": envelope.mail_from,
                 "to": list(envelope.rcpt_tos),

@@ -18,7 +18,8 @@ import pytest_asyncio
 from fake_providers.payment import create_app
 from fake_providers.payment.fakes.mail import start_mail_server
 from fake_providers.payment.server import bind
-from fake_providers.upstreams import ReferenceSource, Upstream, upstreams_to_json
+from fake_providers.upstreams import KEY_IN_TEXT, ReferenceSource, Upstream, upstreams_to_json
+from harness.workflow.manifest import case_key
 
 from .conftest import inprocess_config
 
@@ -32,14 +33,16 @@ class MailFake:
     port: int
     control: httpx.AsyncClient
 
-    def send(self, subject: str, *, login: bool = False) -> dict[str, tuple[int, bytes]]:
+    def send(
+        self, subject: str, *, login: bool = False, body: str = "Thanks for your order."
+    ) -> dict[str, tuple[int, bytes]]:
         """Blocking: run it in a thread (the server shares the test's loop)."""
         message = EmailMessage()
         message["From"] = "shop@x.test"
         message["To"] = "ada@x.test"
         message["Subject"] = subject
         message["X-Order"] = "hdr-7"
-        message.set_content("Thanks for your order.")
+        message.set_content(body, cte="quoted-printable")
         with smtplib.SMTP("127.0.0.1", self.port, timeout=10) as client:
             if login:
                 client.login("n8n", "secret")
@@ -163,3 +166,14 @@ async def test_a_held_message_whose_client_vanished_still_ends(mail: MailFake) -
     assert await mail.commits() == []
     barrier = (await mail.control.get(f"/_control/barriers/{barrier_id}")).json()
     assert barrier["ended_at"] is not None
+
+
+async def test_the_case_key_is_found_in_the_body_quoted_printable_splits(mail: MailFake) -> None:
+    """The default reference of a mail fake (the key anywhere in the message) reads the body
+    decoded: quoted-printable breaks a long line with `=` wherever it must."""
+    key = case_key("smtp_receipt_dedup-retry-worker_kill-after_commit-r3")
+    upstream = Upstream("smtp", "mail", ReferenceSource("body_regex", KEY_IN_TEXT))
+    await mail.control.put("/_control/upstreams", json=upstreams_to_json([upstream]))
+    body = f"Dear customer, thank you for your purchase. Your receipt for order {key} follows."
+    await asyncio.to_thread(mail.send, "Your receipt", body=body)
+    assert [c["reference"] for c in await mail.commits()] == [key]

@@ -6,7 +6,8 @@ SendGrid queues an upsert ("the contacts are queued for processing": 202 and a j
 read finds the contact until the job has run, so a "find the contact, else add it and send the
 welcome mail" guard meets a gap on a quick redelivery. SendGrid gives no figure for the job's
 time; the fake's contacts become visible to every read INDEX_LAG_S after the upsert (the lag of
-the other fakes' search indexes)."""
+the other fakes' search indexes), and the job's status (GET .../contacts/imports/<job id>) is
+`pending` until then, `completed` after."""
 
 from __future__ import annotations
 
@@ -16,10 +17,15 @@ from ..upstreams import Collection, ReferenceSource
 from .base import Answer, MakeId, Personality, hooks, routes
 from .documents import Document, Inbound, body_of, text
 
+_IMPORTS = "/v3/marketing/contacts/imports"
 CONTACTS = Collection(
     "contacts",
     writes=routes("PUT /v3/marketing/contacts"),
-    reads=routes("POST /v3/marketing/contacts/search*", "GET /v3/marketing/contacts"),
+    reads=routes(
+        "POST /v3/marketing/contacts/search*",
+        "GET /v3/marketing/contacts",
+        f"GET {_IMPORTS}/*",
+    ),
     identity="email",
 )
 INDEX_LAG_S = 10.0
@@ -42,6 +48,9 @@ def store(collection: Collection, inbound: Inbound, make_id: MakeId) -> list[Doc
 
 
 def select(collection: Collection, inbound: Inbound, records: list[Document]) -> list[Document]:
+    job = _job(inbound)
+    if job is not None:  # the upsert's job: the contacts it made (the first one's id is its id)
+        return [r for r in records if r.get("id") == job]
     body = body_of(inbound)
     if isinstance(body.get("emails"), list):
         wanted = {text(e).lower() for e in body["emails"]}
@@ -61,6 +70,9 @@ def _pattern(op: str, value: str) -> re.Pattern[str]:
 
 
 def listing(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
+    job = _job(inbound)
+    if job is not None:
+        return Answer(200, _job_status(job, done=bool(records)))
     if inbound.path.endswith("/search/emails"):
         if not records:
             return Answer(404, {"errors": [{"message": "No contacts found"}]})
@@ -69,6 +81,22 @@ def listing(collection: Collection, inbound: Inbound, records: list[Document]) -
     search = inbound.path.endswith("/search")
     metadata = {"self": _CONTACTS_URL + ("/search" if search else "")}
     return Answer(200, {"result": records, "contact_count": len(records), "_metadata": metadata})
+
+
+def _job(inbound: Inbound) -> str | None:
+    head, _, job = inbound.path.rstrip("/").rpartition("/")
+    return job if head == _IMPORTS and job else None
+
+
+def _job_status(job: str, done: bool) -> Document:
+    """GET .../contacts/imports/<id>: pending until the contacts can be read, then completed."""
+    counts = {"requested_count": 1, "created_count": 1} if done else {}
+    return {
+        "id": job,
+        "status": "completed" if done else "pending",
+        "job_type": "upsert",
+        "results": counts,
+    }
 
 
 def created(collection: Collection, inbound: Inbound, records: list[Document]) -> Answer:
@@ -83,7 +111,8 @@ PERSONALITY = Personality(
     effect="a contact (PUT /v3/marketing/contacts upserts by email: the same email again is"
     " not a second effect); a mail sent (POST /v3/mail/send)",
     read="POST /v3/marketing/contacts/search/emails, /search (email = '...', email LIKE '...'),"
-    f" each finding a contact {INDEX_LAG_S:.0f} s after its upsert (SendGrid queues upserts)",
+    f" each finding a contact {INDEX_LAG_S:.0f} s after its upsert (SendGrid queues upserts);"
+    " GET /v3/marketing/contacts/imports/<job id>: pending, then completed",
     key="the first contact's email (/contacts/0/email)",
     collections=(CONTACTS, MAIL),
     reference=lambda key: ReferenceSource("json", "/contacts/0/email"),

@@ -195,7 +195,10 @@ async def test_sendgrid_contact_upsert_is_one_effect_per_email(
     assert (await search_emails()).status_code == 404
     listed = await send(inproc, host, "GET", "/v3/marketing/contacts")
     assert listed.json()["result"] == []
+    job = f"/v3/marketing/contacts/imports/{first.json()['job_id']}"
+    assert (await send(inproc, host, "GET", job)).json()["status"] == "pending"
     inproc.clock.advance(sendgrid.INDEX_LAG_S)
+    assert (await send(inproc, host, "GET", job)).json()["status"] == "completed"
     search = await search_emails()
     assert search.json()["result"]["ada@x.test"]["contact"]["first_name"] == "Ada"
     # n8n's SendGrid node: get by email (SGQL LIKE) and Get Many (pages on _metadata.next).

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ..upstreams import Collection, ReferenceSource
+from ..upstreams import KEY_IN_TEXT, Collection, ReferenceSource
 from .base import Answer, MakeId, Personality, hooks, routes
 from .documents import Document, Inbound, body_of, text
 
@@ -113,9 +113,11 @@ PERSONALITY = Personality(
     read="POST /v3/marketing/contacts/search/emails, /search (email = '...', email LIKE '...'),"
     f" each finding a contact {INDEX_LAG_S:.0f} s after its upsert (SendGrid queues upserts);"
     " GET /v3/marketing/contacts/imports/<job id>: pending, then completed",
-    key="the first contact's email (/contacts/0/email)",
+    key="the case's key anywhere in the request (a contact's email, a mail's recipient,"
+    ' subject or text); a field: {"json": "/contacts/0/email"}',
     collections=(CONTACTS, MAIL),
-    reference=lambda key: ReferenceSource("json", "/contacts/0/email"),
+    # A contact and its welcome mail carry the key in different fields: find it in either.
+    reference=lambda key: ReferenceSource("body_regex", KEY_IN_TEXT),
     searched=CONTACTS.reads,
     index_lag_s=INDEX_LAG_S,
     **hooks(globals()),

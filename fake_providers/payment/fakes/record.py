@@ -38,7 +38,7 @@ from starlette.responses import JSONResponse, Response
 from ...personalities import personality
 from ...personalities.base import Answer, Personality
 from ...personalities.documents import descend, matching, text
-from ...upstreams import RouteTemplate, Upstream
+from ...upstreams import Collection, RouteTemplate, Upstream
 from ..kinds import Outcome
 from ..pipeline import EffectPipeline, EffectResult, json_response
 from ..problems import ProblemError
@@ -185,9 +185,8 @@ class RecordFake:
             upserted = refused
             default = False  # a change to records already there is not a new effect
         observed = upstream.is_effect_route(inbound.method, inbound.path)
-        start = attempt_start(
-            upstream.effect_kind("record"), None, upstream.reference, inbound, received_at
-        )
+        effect = _effect(upstream, upstream.collections or kind.collections, target)
+        start = attempt_start(effect, None, upstream.reference, inbound, received_at)
 
         def effect_result(now: float) -> EffectResult:
             written, answer = documents()
@@ -254,6 +253,18 @@ def stored_answer(answer: Answer) -> StoredResponse:
 
 def _answer(answer: Answer) -> Response:
     return _to_response(stored_answer(answer))
+
+
+def _effect(upstream: Upstream, collections: tuple[Collection, ...], target: Target) -> str:
+    """A commit's effect kind: the manifest's `effect`; else `record` where the host keeps one
+    kind of record; else the kind it is (`contacts` and `mail` on SendGrid, `deals` and
+    `contacts` on HubSpot): a contact and its welcome mail are two effects once each, not one
+    effect twice."""
+    if upstream.effect:
+        return upstream.effect
+    if len(collections) == 1 and not collections[0].per_path:
+        return "record"
+    return target.kind.removeprefix("c:").rstrip("/").rsplit("/", 1)[-1]
 
 
 def _not_found(record_id: str) -> Response:

@@ -476,6 +476,35 @@ async def test_slack_and_twilio_find_the_case_key_anywhere_in_the_text_by_defaul
     assert sorted(c["reference"] for c in await inproc.commits()) == sorted([key, other])
 
 
+async def test_a_contact_and_its_welcome_mail_are_two_kinds_of_effect_once_each(
+    inproc: InProcessProvider,
+) -> None:
+    """One sign-up adds the SendGrid contact and sends the welcome mail: two effects of two
+    kinds (the oracle counts per kind), found by the default reference in either request; a
+    HubSpot contact and a deal are two kinds too. "2 record commits" was a false DUPLICATE."""
+    sendgrid_kind, hubspot_kind = PERSONALITIES["sendgrid"], PERSONALITIES["hubspot"]
+    await configure(
+        inproc,
+        personality("api.sendgrid.com", "sendgrid", sendgrid_kind.reference("email")),
+        personality("api.hubapi.com", "hubspot", hubspot_kind.reference("order_id")),
+    )
+    key = case_key("welcome-retry-no_fault-none")
+    contact = {"contacts": [{"email": f"{key}@example.com"}]}
+    await send(inproc, "api.sendgrid.com", "PUT", "/v3/marketing/contacts", json=contact)
+    mail = {
+        "personalizations": [{"to": [{"email": f"{key}@example.com"}]}],
+        "subject": "Welcome!",
+        "content": [{"type": "text/plain", "value": "Hello"}],
+    }
+    await send(inproc, "api.sendgrid.com", "POST", "/v3/mail/send", json=mail)
+    objects = "/crm/v3/objects"
+    for kind in ("deals", "contacts"):
+        body = {"properties": {"order_id": key, "email": f"{kind}-{key}@x.test"}}
+        await send(inproc, "api.hubapi.com", "POST", f"{objects}/{kind}", json=body)
+    commits = await inproc.commits(reference=key)
+    assert sorted(c["effect"] for c in commits) == ["contacts", "contacts", "deals", "mail"]
+
+
 async def test_a_declared_collection_reads_its_writes_on_another_path(
     inproc: InProcessProvider,
 ) -> None:

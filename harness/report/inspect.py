@@ -55,11 +55,16 @@ def find_evidence(target: str, runs_root: Path) -> Path:
     )
 
 
+_EARLIER_TRY = re.compile(r"\.try\d+$")
+
+
 def _case_candidates(case_id: str, root: Path) -> Iterable[Path]:
-    # <run>/cases/<id>, <runs>/<run>/cases/<id>, <runs>/<invocation>/<gwN>/cases/<id>
+    # <run>/cases/<id>, <runs>/<run>/cases/<id>, <runs>/<invocation>/<gwN>/cases/<id>; not
+    # <id>.try<k>, the evidence of a try the harness ran again (the case is the last try).
     for depth in ("", "*/", "*/*/"):
         for pattern in _CASE_GLOBS:
-            yield from root.glob(depth + pattern.format(case_id))
+            found = root.glob(depth + pattern.format(case_id))
+            yield from (p for p in found if not _EARLIER_TRY.search(p.parent.name))
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -189,7 +194,8 @@ def changes_view(rechecked: list[Rechecked]) -> Group:
     changed = [r for r in rechecked if r.changed]
     if not changed:
         return Group(Text(f"no verdict changed ({counted(len(rechecked), 'case')} re-judged)"))
-    lines: list[RenderableType] = [Text(f"{len(changed)} verdicts changed:", style="bold")]
+    head = Text(f"{counted(len(changed), 'verdict')} changed:", style="bold")
+    lines: list[RenderableType] = [head]
     for r in changed:
         line = Text(f"  {r.outcome.case_id}: {r.saved or 'no verdict'} -> ")
         line.append(str(r.outcome.verdict), style=outcome_style(r.outcome))

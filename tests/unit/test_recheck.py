@@ -129,7 +129,7 @@ def test_recheck_rejudges_and_names_the_verdicts_that_changed(tmp_path: Path) ->
     save_case(run, "webhook_dedup", "PASS")
     done = CliRunner().invoke(main, ["recheck", str(run)])
     assert done.exit_code == 1, done.output
-    assert "1 verdicts changed:" in done.output
+    assert "1 verdict changed:" in done.output
     assert "payment_idempotent-retry-worker_kill-after_commit: PASS -> DUPLICATE" in done.output
     assert "2 cases: 1 as expected, 1 violation, 0 harness errors" in done.output
 
@@ -163,3 +163,16 @@ def test_recheck_exit_codes(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     empty = runner.invoke(main, ["recheck", str(tmp_path / "empty")])
     assert empty.exit_code == 2 and "no evidence.json" in empty.output
+
+
+def test_recheck_skips_the_evidence_of_a_try_the_harness_ran_again(tmp_path: Path) -> None:
+    """A case the harness ran again keeps its first try in cases/<id>.try1: the case is its
+    last try, so recheck judges one case, not two (a trial saw 79 of 78)."""
+    run = tmp_path / "run"
+    last = save_case(run, "webhook_dedup", "PASS")
+    earlier = last.parent.with_name(last.parent.name + ".try1")
+    earlier.mkdir()
+    (earlier / last.name).write_text(last.read_text().replace('"PASS"', '"NO-EVIDENCE"'))
+    done = CliRunner().invoke(main, ["recheck", str(run)])
+    assert done.exit_code == 0, done.output
+    assert "no verdict changed (1 case re-judged)" in done.output

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.front.cli import main
-from harness.front.cli.run_command import _remove_earlier_results, pytest_argv
+from harness.front.cli.run_command import _remove_other_workflows_results, pytest_argv
 from harness.front.options import OPTIONS, ChaosOptions, Command, Option, for_command
 from harness.stack.stack import StackConfig
 
@@ -174,11 +174,16 @@ def test_the_options_are_read_back_once_per_run(
     assert len(built) == 1
 
 
-def test_run_removes_only_the_allure_results_an_earlier_run_left(tmp_path: Path) -> None:
-    """`report` after `run` shows that run: the earlier run's results go, nothing else."""
+def test_run_keeps_the_results_of_its_workflows_and_removes_only_others(tmp_path: Path) -> None:
+    """A case run again adds its latest result to the full run's; results of another
+    workflows folder go (they would show as cases of this one), and nothing but Allure's."""
+    mine, other = tmp_path / "mine", tmp_path / "other"
     earlier = ["1a-result.json", "1a-container.json", "2b-attachment.svg", "categories.json"]
-    for name in [*earlier, "environment.properties", "notes.md"]:
+    for name in [*earlier, "notes.md"]:
         (tmp_path / name).write_text("{}")
-    _remove_earlier_results(tmp_path)
+    (tmp_path / "environment.properties").write_text(f"n8n.version=2.40.7\nworkflows={mine}\n")
+    _remove_other_workflows_results(tmp_path, mine)
+    assert len(list(tmp_path.iterdir())) == 6  # the same folder: kept
+    _remove_other_workflows_results(tmp_path, other)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]
-    _remove_earlier_results(tmp_path / "absent")  # a first run: nothing there yet
+    _remove_other_workflows_results(tmp_path / "absent", mine)  # a first run: nothing there

@@ -28,8 +28,9 @@ from harness.front.options import JOBS_FLAGS, ChaosOptions, click_options
     "--alluredir",
     default="allure-results",
     show_default=True,
-    help="Where Allure results go; the results an earlier run left there are removed first, so"
-    " `n8n-chaos report` shows this run (give each run its own folder to keep several).",
+    help="Where Allure results go. A run of the same workflows adds to what is there (a case"
+    " run again shows its latest result); a run of other workflows removes the earlier results"
+    " first.",
 )
 @click.option(
     *JOBS_FLAGS,
@@ -79,7 +80,7 @@ def run(
                 " EXPR` what an expression keeps"
             )
         )
-    _remove_earlier_results(Path(alluredir))
+    _remove_other_workflows_results(Path(alluredir), options.workflows)
     stacks = _stacks(jobs, options, ctx.args, selected)
     argv = pytest_argv(options, keyword, stacks.count if stacks else 1, ctx.args)
     sys.exit(_pytest_with_verdicts(argv, stacks))
@@ -96,9 +97,17 @@ _ALLURE_FILES = (
 )
 
 
-def _remove_earlier_results(folder: Path) -> None:
-    """An earlier run's Allure results out of ``folder``: a report of this run shows only its
-    cases (the grid counted another run's case beside them)."""
+def _remove_other_workflows_results(folder: Path, workflows: Path) -> None:
+    """The Allure results an earlier run of another workflows folder left in ``folder``: a
+    report then shows no case of theirs. A run of the same folder keeps them: a case run
+    again is its latest result, the full run's other cases stay (Allure's own way)."""
+    environment = folder / "environment.properties"
+    if not environment.is_file():
+        return
+    lines = environment.read_text(errors="replace").splitlines()
+    earlier = next((line.partition("=")[2] for line in lines if line.startswith("workflows=")), "")
+    if earlier and Path(earlier).resolve() == workflows.resolve():
+        return
     for pattern in _ALLURE_FILES:
         for path in folder.glob(pattern):
             path.unlink(missing_ok=True)

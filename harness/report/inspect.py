@@ -48,9 +48,9 @@ def find_evidence(target: str, runs_root: Path) -> Path:
         return max(found, key=lambda p: (p.stat().st_mtime_ns, str(p)))
     known = sorted({p.parent.name for p in _case_candidates("*", runs_root)})
     near = difflib.get_close_matches(target, known, n=3, cutoff=0.6)
-    hint = f"; did you mean {', '.join(near)}?" if near else ""
+    hint = f"; did you mean {', '.join(near)}?" if near else "."
     raise ConfigError(
-        f"no case {target!r} under {runs_root}{hint}. Give a case id of a run there "
+        f"no case {target!r} under {runs_root}{hint} Give a case id of a run there "
         "(`n8n-chaos list` names them), a path to its evidence.json, or --runs DIR"
     )
 

@@ -67,7 +67,8 @@ def list_cases(
     kept = f" (-k {keyword!r} keeps none of the {every})" if keyword and not cases else ""
     console.print(f"{counted(len(cases), 'case')}{kept}")
     if workflows_dir is not None:  # one's own workflows: what more of the matrix they could run
-        for workflow in workflows:
+        listed = {case.workflow for case in cases}
+        for workflow in (w for w in workflows if w.name in listed):
             for given_by, ids in not_run(workflow).items():
                 console.print(f"not run for {workflow.name}: {', '.join(ids)} (needs {given_by})")
 

@@ -62,6 +62,10 @@ def run(
       n8n-chaos run --shard 2/4                       the second of four CI machines
       n8n-chaos up & n8n-chaos run -k CASE            one case on the warm stack, in seconds
       n8n-chaos run --backend compose -k worker_kill  the same cases on containers
+      n8n-chaos run --chaos-terminal plain --junitxml=out.xml   pytest's options pass through
+    \b
+    How cases show (--chaos-terminal): auto (a line each and a live line on a terminal),
+    live, plain (lines only: CI logs), off (pytest's dots).
     \b
     Exit codes (as Jepsen's): 0 every verdict as expected; 1 a violation (a verdict the
     case does not expect); 2 a harness error (NO-EVIDENCE not expected, a case without a

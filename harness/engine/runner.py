@@ -9,9 +9,11 @@ branches on a fault's kind: the plug-ins carry their own behaviour and proofs.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
+import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
@@ -407,8 +409,27 @@ def _error_runs(run: CaseRun) -> int | None:
     return int(row[0]) if row is not None and row[0] is not None else 0
 
 
+@functools.cache
+def _judged_by() -> dict[str, str]:
+    """Which copy of the harness ran the case: its folder and, in a git checkout, its commit
+    (a trial's evidence could not say which of two checkouts had judged it)."""
+    root = Path(__file__).resolve().parents[2]
+    commit = ""
+    with suppress(OSError, subprocess.SubprocessError):
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        commit = done.stdout.strip() if done.returncode == 0 else ""
+    return {"path": str(root), "commit": commit}
+
+
 def _header(case: Case, key: str) -> dict[str, Any]:
     return {
+        "harness": _judged_by(),
         "case": case.id,
         "workflow": case.workflow,
         "delivery": case.delivery,

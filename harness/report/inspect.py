@@ -91,6 +91,7 @@ def show(doc: dict[str, Any], path: Path) -> Group:
             f"{doc.get('fault')}  crash point {doc.get('crashpoint')}  key {doc.get('key')}"
         ),
         Text(f"expected {'/'.join(outcome.expected) or '?'}: " + _expected_word(outcome)),
+        *_judged_by(doc),
         Text(f"why: {outcome.explanation or outcome.error}"),
         Text(""),
         Text("proofs", style="bold"),
@@ -109,6 +110,15 @@ def show(doc: dict[str, Any], path: Path) -> Group:
     parts += [Text(line) for line in render(events(doc))]
     parts += [Text(""), Text(f"evidence: {path}"), Text(f"logs: {path.parent / 'logs'}")]
     return Group(*parts)
+
+
+def _judged_by(doc: dict[str, Any]) -> list[Text]:
+    """Which copy of the harness ran the case (evidence from before it was kept: none)."""
+    harness = doc.get("harness")
+    if not isinstance(harness, dict):
+        return []
+    commit = f" at {harness['commit']}" if harness.get("commit") else ""
+    return [Text(f"run by the harness in {harness.get('path')}{commit}", style="dim")]
 
 
 _EPOCH = re.compile(r"\b1\d{9}(?:\.\d+)?\b")

@@ -176,3 +176,14 @@ def test_recheck_skips_the_evidence_of_a_try_the_harness_ran_again(tmp_path: Pat
     done = CliRunner().invoke(main, ["recheck", str(run)])
     assert done.exit_code == 0, done.output
     assert "no verdict changed (1 case re-judged)" in done.output
+
+
+def test_show_names_the_copy_of_the_harness_that_ran_the_case(tmp_path: Path) -> None:
+    from harness.engine.runner import _judged_by
+
+    path = save_case(tmp_path / "runs" / "r", "payment_idempotent", "PASS")
+    doc = json.loads(path.read_text())
+    path.write_text(json.dumps({**doc, "harness": _judged_by()}))
+    done = CliRunner().invoke(main, ["show", doc["case"], "--runs", str(tmp_path / "runs")])
+    assert done.exit_code == 0, done.output
+    assert f"run by the harness in {Path(__file__).resolve().parents[2]}" in done.output

@@ -244,7 +244,8 @@ OPTIONS: tuple[Option, ...] = (
         cli_flag="--harness-retries",
         commands=RUN_ONLY,
         type="int",
-        default=1,
+        # Two: on a loaded 2-core machine a case starved twice in a row (a CI rehearsal).
+        default=2,
         minimum=0,
         metavar="N",
     ),

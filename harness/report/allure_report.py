@@ -161,12 +161,24 @@ def write_categories(results_dir: Path) -> None:
     (results_dir / "categories.json").write_text(json.dumps(CATEGORIES, indent=2))
 
 
+ENVIRONMENT_FILE = "environment.properties"
+
+
 def write_environment(results_dir: Path, values: Mapping[str, object]) -> None:
     """``environment.properties``: the report's Environment / Metadata block."""
     results_dir.mkdir(parents=True, exist_ok=True)
     lines = [f"{key}={_property(value)}" for key, value in values.items() if value is not None]
     lines.append(f"python={platform.python_version()}")
-    (results_dir / "environment.properties").write_text("\n".join(lines) + "\n")
+    (results_dir / ENVIRONMENT_FILE).write_text("\n".join(lines) + "\n")
+
+
+def read_environment(results_dir: Path) -> dict[str, str]:
+    """What ``write_environment`` wrote there (empty: nothing written yet)."""
+    path = results_dir / ENVIRONMENT_FILE
+    if not path.is_file():
+        return {}
+    pairs = (line.partition("=") for line in path.read_text(errors="replace").splitlines())
+    return {key: value for key, sep, value in pairs if sep}
 
 
 def _property(value: object) -> str:

@@ -97,7 +97,7 @@ _ALLURE_FILES = (
     "*-container.json",
     "*-attachment.*",
     "categories.json",
-    "environment.properties",
+    "environment.properties",  # harness.report.allure_report.ENVIRONMENT_FILE
 )
 
 
@@ -105,11 +105,12 @@ def _remove_other_workflows_results(folder: Path, workflows: Path) -> None:
     """The Allure results an earlier run of another workflows folder left in ``folder``: a
     report then shows no case of theirs. A run of the same folder keeps them: a case run
     again is its latest result, the full run's other cases stay (Allure's own way)."""
-    environment = folder / "environment.properties"
-    if not environment.is_file():
+    # Imported here: allure's modules are pytest's to load, not every command's start-up.
+    from harness.report.allure_report import ENVIRONMENT_FILE, read_environment
+
+    if not (folder / ENVIRONMENT_FILE).is_file():
         return
-    lines = environment.read_text(errors="replace").splitlines()
-    earlier = next((line.partition("=")[2] for line in lines if line.startswith("workflows=")), "")
+    earlier = read_environment(folder).get("workflows", "")
     if earlier and Path(earlier).resolve() == workflows.resolve():
         return
     for pattern in _ALLURE_FILES:

@@ -22,6 +22,7 @@ from typing import Any
 from harness.judge.verdicts import AMBER, BLUE, GREEN, RED, VOCABULARY
 from harness.terminal.grid import ERROR_CODE, Cell, Grid, build_grid
 from harness.terminal.outcome import CaseOutcome, Kind
+from harness.terminal.view import counted
 
 GRID_ID = "n8n-chaos-grid"
 
@@ -77,15 +78,15 @@ def _headline(grid: Grid) -> str:
         return "no cases in these results"
     caught = sum(1 for c in grid.cells.values() for o in c.outcomes if c.caught and o.verdict)
     violations, errors = grid.count(Kind.VIOLATION), grid.count(Kind.HARNESS_ERROR)
-    parts = [f"{total} cases"]
+    parts = [counted(total, "case")]
     if not violations and not errors:
         parts.append("every verdict as expected")
     else:
         parts.append(f"{grid.count(Kind.EXPECTED)} as expected")
     if violations:
-        parts.append(f"{violations} violation{'s' * (violations != 1)}")
+        parts.append(counted(violations, "violation"))
     if errors:
-        parts.append(f"{errors} harness error{'s' * (errors != 1)}")
+        parts.append(counted(errors, "harness error"))
     line = ", ".join(parts)
     if caught:
         line += (

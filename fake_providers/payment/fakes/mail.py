@@ -1,8 +1,8 @@
 """The `mail` fake: an SMTP server (aiosmtpd) on its own port, on the provider's event loop.
 
 Each accepted message is a commit (effect "email", or the mail Upstream's `effect`) with the
-reference from the Upstream's subject regex, header or `body_regex` (over the subject and the
-decoded text parts) (host "smtp" by convention; the first
+reference from the Upstream's subject regex, header or `body_regex`, which reads the subject
+and the decoded text parts (host "smtp" by convention; the first
 Upstream with fake "mail" is used, none configured means no reference). Messages go through
 the shared pipeline, so barriers and the fault plan apply: a pre-commit fault (error, rate
 limit) answers 451 and commits nothing, commit_then_error commits then answers 451,

@@ -216,7 +216,10 @@ def _settled_only(e: Evidence) -> tuple[Verdict, str] | None:
     """Verdicts that only hold once nothing is running any more."""
     n = len(e.commits)
     if n == 0 and e.acknowledged:
-        return Verdict.LOST, "the sender got a 2xx but nothing was committed"
+        # The ledger's word is a second lie here, not a second verdict: say it with the first.
+        agrees = e.ledger_state is not None and e.ledger_state == e.ledger_done_state
+        also = f" (and the ledger says {e.ledger_state!r})" if agrees else ""
+        return Verdict.LOST, f"the sender got a 2xx but nothing was committed{also}"
     short = min(Counter(c.effect for c in e.commits).values(), default=0)
     if 0 < short < e.effects_per_event and (e.promise == "exactly_once" or e.control):
         told = "the sender got a 2xx" if e.acknowledged else "the sender was never told"

@@ -7,6 +7,8 @@ manifest model (the verdicts a negative control may name, its JSON Schema), the 
 :data:`VOCABULARY`; ``harness.judge.oracle.judge`` decides when it is given.
 
 Order is the oracle's precedence: a definite violation outranks the others, PASS comes last.
+One exception: a 2xx with no commit is LOST whatever the ledger says (its explanation names
+the ledger too); a ledger that disagrees is CONTRADICTED otherwise.
 The colour is the verdict's own (green: the promise held; red: a violation; amber: a harness
 error). A grid cell is coloured by its outcome instead (``harness.terminal.outcome.Kind``),
 because the same verdict is a bug caught in one case and a violation in another.
@@ -86,7 +88,8 @@ VOCABULARY: Mapping[Verdict, VerdictInfo] = MappingProxyType(
             "C",
             "Sender told the opposite of the truth",
             "the sender was told the opposite of the ground truth (a definite failure while "
-            "the effect committed, a 2xx naming another effect, a ledger that disagrees)",
+            "the effect committed, a 2xx naming another effect, a ledger that disagrees; a "
+            "2xx with no commit is LOST whatever the ledger says)",
         ),
         Verdict.LOST: _violation(
             "L",

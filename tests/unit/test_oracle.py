@@ -258,3 +258,11 @@ def test_a_stray_whose_reference_holds_the_key_says_to_give_the_reference_a_rege
     assert "holds the case's key order-1 inside a longer value" in inside.explanation
     other = judge(evidence(commits=[], stray_commits=[commit(5, reference="order-2")]))
     assert other.verdict is Verdict.STRAY and "regex" not in other.explanation
+
+
+def test_a_2xx_with_no_commit_is_lost_and_names_the_ledger_that_agrees_with_it() -> None:
+    lost = judge(evidence(commits=[]))
+    assert lost.verdict is Verdict.LOST
+    assert "nothing was committed (and the ledger says 'confirmed')" in lost.explanation
+    quiet = judge(evidence(commits=[], ledger_state=None))
+    assert "ledger" not in quiet.explanation.split(";")[0]

@@ -51,7 +51,7 @@ def answers_after_writes(workflow: dict[str, Any], response_mode: str) -> bool:
         name = todo.pop()
         for after in following.get(name, ()):
             node = by_name.get(after, {})
-            if node.get("type") == RESPOND_NODE_TYPE:
+            if _acknowledges(node):
                 return False
             if after not in seen and node.get("type") not in _WRITING_NODE_TYPES:
                 seen.add(after)
@@ -70,9 +70,23 @@ def answers_before_calls(workflow: dict[str, Any], trigger: str) -> bool:
     responds = [
         name
         for name in _reached(following, [trigger], stop=calling)
-        if by_name.get(name, {}).get("type") == RESPOND_NODE_TYPE
+        if _acknowledges(by_name.get(name, {}))
     ]
     return any(calling & _reached(following, [name], stop=set()) for name in responds)
+
+
+def _acknowledges(node: dict[str, Any]) -> bool:
+    """A Respond to Webhook node that may answer 2xx: one set to answer 4xx or 5xx (the
+    "retry later" of an error branch, a rejection) tells the sender nothing was done."""
+    if node.get("type") != RESPOND_NODE_TYPE:
+        return False
+    parameters = node.get("parameters")
+    options = parameters.get("options") if isinstance(parameters, dict) else None
+    code = options.get("responseCode") if isinstance(options, dict) else None
+    if isinstance(code, str) and code.strip().isdigit():
+        code = int(code)
+    # Absent: n8n answers 200; an expression may be anything, so it may be a 2xx.
+    return not isinstance(code, int) or isinstance(code, bool) or 200 <= code < 300
 
 
 def _reached(following: dict[str, list[str]], start: list[str], stop: set[str]) -> set[str]:

@@ -84,6 +84,27 @@ def test_a_respond_node_before_every_service_call_acknowledges_first() -> None:
     assert not answers_before_calls(_chain(HOOK, LEDGER, RESPOND), "Order")  # no call after it
 
 
+def _respond(name: str, code: int | str) -> dict[str, Any]:
+    return {**_node(name, "respondToWebhook"), "parameters": {"options": {"responseCode": code}}}
+
+
+def test_a_respond_node_set_to_4xx_or_5xx_tells_the_sender_nothing_was_done() -> None:
+    """An error branch's "retry later" right after the call does not answer before the
+    writes, nor does a rejection before the call acknowledge first; a 2xx or an expression
+    may be the answer."""
+    retry = _respond("Retry", 503)
+    flow = _chain(HOOK, STRIPE, LEDGER, RESPOND)
+    # The service node's error output (its second) goes to the 503.
+    flow["connections"]["Charge"]["main"].append([{"node": "Retry", "type": "main", "index": 0}])
+    flow["nodes"].append(retry)
+    assert answers_after_writes(flow, "responseNode")
+    assert not answers_after_writes(_chain(HOOK, STRIPE, _respond("Ok", "201")), "responseNode")
+    assert not answers_after_writes(
+        _chain(HOOK, STRIPE, _respond("Any", "={{ 200 }}")), "responseNode"
+    )
+    assert not answers_before_calls(_chain(HOOK, _respond("Reject", 400), STRIPE), "Order")
+
+
 def _naive(workflow: dict[str, Any], mode: str) -> WorkflowUnderTest:
     [bundled] = [w for w in discover(BUNDLED_WORKFLOWS) if w.name == "payment_naive"]
     early = mode == "onReceived"

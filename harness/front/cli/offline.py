@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -15,6 +16,9 @@ from harness.front.cli.stack_count import keyword_selects
 from harness.front.options import click_options
 from harness.stack.install import DEFAULT_N8N_VERSION
 from harness.stack.run import default_runs_root
+
+if TYPE_CHECKING:
+    from harness.workflow.manifest import WorkflowUnderTest
 
 
 @click.command(name="list")
@@ -69,8 +73,22 @@ def list_cases(
     if workflows_dir is not None:  # one's own workflows: what more of the matrix they could run
         listed = {case.workflow for case in cases}
         for workflow in (w for w in workflows if w.name in listed):
+            console.print(f"{workflow.name} answers its sender {_answer_reading(workflow)}")
             for given_by, ids in not_run(workflow).items():
                 console.print(f"not run for {workflow.name}: {', '.join(ids)} (needs {given_by})")
+
+
+def _answer_reading(workflow: WorkflowUnderTest) -> str:
+    """When the harness read the workflow's answer to come (harness.workflow.answer_timing):
+    it decides which faults can lose the answer, so a user sees it before a verdict."""
+    if workflow.acknowledges_early:
+        return "first: its 2xx says accepted, not done (acknowledge first)"
+    if workflow.answers_after_writes:
+        return "after its effect and the writes that follow it"
+    return (
+        "after its effect, before the writes that follow it (or from a node the reading "
+        "cannot place): a crash in those writes does not lose the answer"
+    )
 
 
 @click.command()

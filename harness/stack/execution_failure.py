@@ -26,7 +26,19 @@ class NodeFailure:
     def line(self) -> str:
         detail = f" ({_plain(self.description)})" if self.description else ""
         where = f"node {self.node!r} failed" if self.node is not None else "failed outside any node"
-        return f"{where}: {_plain(self.message)}{detail}"
+        gloss = next((f" [{g}]" for said, g in _GLOSSES.items() if said in self.message), "")
+        return f"{where}: {_plain(self.message)}{detail}{gloss}"
+
+
+# n8n's words that send a reader the wrong way, and what they mean in a case.
+_GLOSSES = {
+    # execution-recovery.service.ts: WorkflowCrashedError / NodeCrashedError.
+    "possible out-of-memory issue": "n8n's recovery says this of every execution whose "
+    "process ended mid-run: a kill, a lost Redis link, not only memory",
+    # scaling: a job Bull found stalled past QUEUE_WORKER_MAX_STALLED_COUNT.
+    "failed to be processed too many times": "n8n's stall sweep: the job's lock was not "
+    "renewed in time, its worker died, paused or lost Redis",
+}
 
 
 def node_failure(execution: dict[str, Any]) -> NodeFailure | None:

@@ -104,3 +104,13 @@ def test_an_html_error_page_in_the_description_reads_as_its_text_too() -> None:
     page = "<html>\n<head>\n    <title>502 Bad Gateway</title>\n</head></html>"
     line = NodeFailure("Create", "Bad gateway - the service failed", page).line()
     assert line == "node 'Create' failed: Bad gateway - the service failed (502 Bad Gateway)"
+
+
+def test_n8ns_misleading_words_get_a_gloss() -> None:
+    crashed = NodeFailure("Respond", "Workflow did not finish, possible out-of-memory issue")
+    assert crashed.line().endswith(
+        "[n8n's recovery says this of every execution whose process "
+        "ended mid-run: a kill, a lost Redis link, not only memory]"
+    )
+    plain = NodeFailure("Charge", "Bad request - please check your parameters")
+    assert "[" not in plain.line()

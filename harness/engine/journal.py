@@ -13,6 +13,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+def since(origin: float | None, moment: float | None) -> str:
+    """A later moment of a fact as seconds after its first one (printed as epoch seconds, to
+    line up with the logs): the order and the gaps read at a glance."""
+    if origin is None or moment is None:
+        return "an unknown moment"
+    return f"+{moment - origin:.3f} s"
+
+
 @dataclass(frozen=True)
 class JournalEntry:
     at: float  # time.time(), to line up with provider and n8n timestamps

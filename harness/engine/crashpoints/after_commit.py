@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from fake_providers.payment import BarrierState
 from harness.engine.crashpoints.base import HeldAtCommit, committed_and_running, held_at, register
+from harness.engine.journal import since
 
 if TYPE_CHECKING:
     from harness.engine.contract import CaseWorld
@@ -57,6 +58,6 @@ class AfterCommit(HeldAtCommit):
         if info.state is BarrierState.RELEASED and held_at(info, struck):
             self.fact = (
                 f"the provider held {info.effect_id} from its commit at {info.reached_at:.3f} "
-                f"until the harness released it at {info.ended_at:.3f}; the fault struck at "
-                f"{struck:.3f}"
+                f"until the harness released it at {since(info.reached_at, info.ended_at)}; "
+                f"the fault struck at {since(info.reached_at, struck)}"
             )

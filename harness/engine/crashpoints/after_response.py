@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from fake_providers.payment import Barrier
 from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.engine.crashpoints.base import Window, committed_and_running, hold_at, register
+from harness.engine.journal import since
 from harness.stack.toxiproxy import Proxy
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ class AfterResponse(Window):
             self.fact = (
                 f"the provider handed over the response of {info.effect_id} at "
                 f"{info.reached_at:.3f}; Toxiproxy held {', '.join(holding)} at the strike "
-                f"({struck:.3f})"
+                f"({since(info.reached_at, struck)})"
             )
 
     def disarm(self, run: CaseWorld) -> None:

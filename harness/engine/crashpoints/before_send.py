@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from fake_providers.payment import Barrier, BarrierState, ControlRequestRejected, FaultKind
 from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.engine.crashpoints.base import REACH_S, Window, held_at, hold_at, register
+from harness.engine.journal import since
 
 if TYPE_CHECKING:
     from harness.engine.contract import CaseWorld
@@ -94,8 +95,9 @@ class BeforeSend(Window):
         ):
             self.fact = (
                 f"the provider held effect attempt {attempt_id} at 'received' (nothing "
-                f"committed) from {info.reached_at:.3f} to {info.ended_at:.3f}; the fault struck "
-                f"at {self.struck:.3f}; the attempt then ended as {attempt.outcome}, no commit"
+                f"committed) from {info.reached_at:.3f} to {since(info.reached_at, info.ended_at)}"
+                f"; the fault struck at {since(info.reached_at, self.struck)}; the attempt then "
+                f"ended as {attempt.outcome}, no commit"
             )
 
 

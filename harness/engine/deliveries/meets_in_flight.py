@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from fake_providers.payment import CrashPoint as ProviderPoint
 from harness.engine.deliveries.base import register
 from harness.engine.deliveries.impatient import Impatient
+from harness.engine.journal import since
 
 if TYPE_CHECKING:
     from fake_providers.payment.control import Attempt
@@ -53,6 +54,6 @@ class MeetsInFlight(Impatient):
             return None
         return (
             f"the provider held the first request with key {key!r} from {start:.3f} until "
-            f"the harness released it at {end:.3f}; attempt {met.id} with that key was "
-            f"answered 409 at {met.received_at:.3f}"
+            f"the harness released it at {since(start, end)}; attempt {met.id} with that key "
+            f"was answered 409 at {since(start, met.received_at)}"
         )

@@ -157,6 +157,10 @@ class Personality:
     # stored (a search-then-create guard meets that gap); other reads see it at once.
     searched: tuple[Route, ...] = ()
     index_lag_s: float = 0.0
+    # The header by which the service replays a create it has seen (Zendesk's
+    # Idempotency-Key on tickets); None: the service keeps no such keys, so a declared one
+    # is ignored there as the service ignores it.
+    idempotency_header: str | None = None
 
 
 # The fields a module may fill by defining a function of that name (`store`, `select`, ...):

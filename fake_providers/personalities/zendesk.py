@@ -229,7 +229,8 @@ def updated(collection: Collection, inbound: Inbound, records: list[Document]) -
 PERSONALITY = Personality(
     name="zendesk",
     host="<subdomain>.zendesk.com",
-    effect="a ticket created (POST /api/v2/tickets.json); a PUT or DELETE on"
+    effect="a ticket created (POST /api/v2/tickets.json; again with its Idempotency-Key:"
+    " the first ticket back); a PUT or DELETE on"
     " /api/v2/tickets/<id>.json is not a new effect",
     read="GET /api/v2/search.json?query=type:ticket ... (field:value, quoted values, tags:,"
     " -negation, </> on dates and status, free words; a ticket from 2 minutes after its"
@@ -240,5 +241,8 @@ PERSONALITY = Personality(
     reference=lambda key: ReferenceSource("json", "/ticket/external_id"),
     searched=routes(f"GET {_SEARCH}"),
     index_lag_s=INDEX_LAG_S,
+    # "Idempotency" in the Support API's introduction: a ticket create with the same key
+    # returns the first answer (x-idempotency-lookup: hit) instead of a second ticket.
+    idempotency_header="Idempotency-Key",
     **hooks(globals()),
 )

@@ -241,6 +241,17 @@ def check_upstreams(upstreams: dict[str, UpstreamSpec]) -> None:
                 "record fake's; drop them or use fake 'record'",
                 host,
             )
+        if spec.personality and spec.idempotency_header:
+            honoured = PERSONALITIES[spec.personality].idempotency_header
+            if (honoured or "").lower() != spec.idempotency_header.lower():
+                keeps = f"replays creates by {honoured!r}" if honoured else "keeps no such keys"
+                raise Problem(
+                    f"the {spec.personality} service {keeps}, so its fake ignores "
+                    f"{spec.idempotency_header!r} as the service would: drop idempotency_header "
+                    "(the fake knows the service's own header), and guard the effect another "
+                    "way if the service has none",
+                    f"{host}.idempotency_header",
+                )
         for name, collection in spec.collections.items():
             if not collection.writes:
                 raise Problem(

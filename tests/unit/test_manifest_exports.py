@@ -329,6 +329,12 @@ def _set(path: str, value: Any) -> Any:
         ),
         (
             "upstreams.api~stripe~com",
+            {"fake": "record", "personality": "twilio", "idempotency_header": "Idem"},
+            r"'upstreams.api.stripe.com.idempotency_header': the twilio service keeps no such "
+            r"keys, so its fake ignores 'Idem' as the service would",
+        ),
+        (
+            "upstreams.api~stripe~com",
             {"fake": "record", "collections": {"customers": {"reads": ["GET /customers"]}}},
             r"'upstreams.api.stripe.com.collections.customers.writes': collection 'customers' "
             r"names no write",

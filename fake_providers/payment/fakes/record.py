@@ -16,7 +16,9 @@
   POST /crm/v3/objects/deals/search), filtered by query parameters and by the EQ filters of a
   JSON body's `filterGroups` (HubSpot's search body); a field is looked up in the record and
   under its `properties`.
-- With `idempotency_header`, a repeated header value replays the first answer (pipeline).
+- With `idempotency_header`, a repeated header value replays the first answer (pipeline);
+  a personality's collections honour the service's own header only (Zendesk's
+  Idempotency-Key), as the service ignores any other.
 - With `collections` (the Upstream's own, or its `personality`'s, fake_providers.personalities)
   the fake remembers as the service does (`collections.py`): a write lands in a collection, the
   service's own reads list it (filtered, shaped and paged by the personality), a PATCH/PUT/DELETE
@@ -186,7 +188,10 @@ class RecordFake:
             default = False  # a change to records already there is not a new effect
         observed = upstream.is_effect_route(inbound.method, inbound.path)
         effect = _effect(upstream, upstream.collections or kind.collections, target)
-        start = attempt_start(effect, None, upstream.reference, inbound, received_at)
+        key = None
+        if target.role == "write" and kind.idempotency_header:  # the service's own, if any
+            key = inbound.headers.get(kind.idempotency_header.lower()) or None
+        start = attempt_start(effect, key, upstream.reference, inbound, received_at)
 
         def effect_result(now: float) -> EffectResult:
             written, answer = documents()

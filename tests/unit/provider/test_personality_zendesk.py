@@ -127,3 +127,28 @@ async def test_search_sees_a_new_ticket_only_once_zendesk_has_indexed_it(
     assert one.json()["ticket"]["id"] == ticket["id"]
     inproc.clock.advance(1)
     assert await search(inproc, "external_id:o-9", False) == [ticket["id"]]
+
+
+async def test_a_create_again_with_its_idempotency_key_gets_the_first_ticket(
+    inproc: InProcessProvider,
+) -> None:
+    """Zendesk replays a ticket create by its Idempotency-Key: a retry after a lost answer
+    is the first ticket, not a second; another key, or none, is a new ticket."""
+    await zendesk(inproc)
+    body = {"ticket": {"comment": {"body": "o-7"}, "external_id": "o-7"}}
+
+    async def post(key: str | None) -> dict[str, Any]:
+        headers = {"Idempotency-Key": key} if key else {}
+        answer = await send(
+            inproc, HOST, "POST", "/api/v2/tickets.json", json=body, headers=headers
+        )
+        assert answer.status_code == 201, answer.text
+        ticket: dict[str, Any] = answer.json()["ticket"]
+        return ticket
+
+    first = await post("tk-o-7")
+    assert (await post("tk-o-7"))["id"] == first["id"]
+    assert len(await inproc.commits()) == 1
+    assert (await post("tk-other"))["id"] != first["id"]
+    assert (await post(None))["id"] != first["id"]
+    assert len(await inproc.commits()) == 3

@@ -338,6 +338,13 @@ def collect(
             }
         ),
         declined=any(str(a.outcome) == "declined_402" for a in attempts),
+        rejections=sorted(
+            {
+                f"{a.http_status} {a.detail or ''}".strip()
+                for a in attempts
+                if a.outcome == "rejected_4xx"
+            }
+        ),
         effect_possible=effect_possible,
         ledger_state=run.ledger_state(),
         ledger_done_state=wut.ledger_done_state,

@@ -70,6 +70,9 @@ class Evidence:
     proofs: list[Proof]
     stray_commits: list[CommitRow] = field(default_factory=list)
     declined: bool = False  # the provider definitely refused the effect (a stored decline)
+    # What the provider answered the effect requests it refused as bad (a 4xx, not a
+    # decline): "404 No such payment_intent: 'pi_1'".
+    rejections: list[str] = field(default_factory=list)
     # The workflow answers "accepted" before its work: a 2xx then promises the effect will
     # happen (LOST if it never does), not that a given payload was charged.
     acknowledges_early: bool = False
@@ -240,6 +243,12 @@ def _settled_only(e: Evidence) -> tuple[Verdict, str] | None:
     # Whatever a workflow promises under faults, with nothing broken it must do its work.
     promised = e.promise == "exactly_once" or e.control
     if n == 0 and promised and e.effect_possible and not e.declined:
+        if e.rejections:
+            refused = "; ".join(e.rejections)
+            return Verdict.NOT_DONE, (
+                f"the effect never happened: the provider refused its requests as bad ({refused})"
+                ", which is no decline of the operation"
+            )
         return Verdict.NOT_DONE, "the effect never happened and the provider never declined it"
     if e.error_workflow_runs is not None and e.error_workflow_runs != 1:
         return (

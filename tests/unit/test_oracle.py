@@ -266,3 +266,18 @@ def test_a_2xx_with_no_commit_is_lost_and_names_the_ledger_that_agrees_with_it()
     assert "nothing was committed (and the ledger says 'confirmed')" in lost.explanation
     quiet = judge(evidence(commits=[], ledger_state=None))
     assert "ledger" not in quiet.explanation.split(";")[0]
+
+
+def test_not_done_names_what_the_provider_refused_as_bad() -> None:
+    """A refund of a charge the provider does not hold: every try a 404, no decline."""
+    refused = judge(
+        evidence(
+            commits=[],
+            attempts=[INFO] * 3,
+            ledger_state=None,
+            rejections=["404 No such charge: 'ch_1'"],
+        )
+    )
+    assert refused.verdict is Verdict.NOT_DONE
+    assert "refused its requests as bad (404 No such charge: 'ch_1')" in refused.explanation
+    assert "never declined" not in refused.explanation

@@ -339,7 +339,9 @@ class CaseRun:
             return None
         worker = self._holding_worker(found[0])
         self.ctx.target_worker = worker
-        self.journal.record("crashpoint.target", "worker", worker=worker, execution=execution_id)
+        # By process name, as the faults name it (a slot's process changes as spares take over).
+        name = self.stack.workers[worker].name
+        self.journal.record("crashpoint.target", "worker", worker=name, execution=execution_id)
         return worker
 
     def _holding_worker(self, running_it: int) -> int:
@@ -357,8 +359,12 @@ class CaseRun:
         if len(talking) != 1:
             return running_it
         if talking[0] != running_it:
+            named = self.stack.workers
             self.journal.record(
-                "crashpoint.target.connection", "worker", worker=talking[0], instead_of=running_it
+                "crashpoint.target.connection",
+                "worker",
+                worker=named[talking[0]].name,
+                instead_of=named[running_it].name,
             )
         return talking[0]
 

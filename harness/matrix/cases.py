@@ -327,6 +327,23 @@ def not_run(workflow: WorkflowUnderTest, workers: int = 2) -> dict[str, list[str
     return wanting
 
 
+def doubtful_catches(workflow: WorkflowUnderTest, workers: int = 2) -> dict[str, list[str]]:
+    """A negative control's ``caught_by`` scenarios that catch a bug only in a workflow that
+    offers what this one does not (an answer that waits for the writes the window holds):
+    what is missing -> the scenario ids. Its author expects a catch the window cannot give."""
+    control = workflow.negative_control
+    if control is None:
+        return {}
+    offered = capabilities(workflow, workers)
+    doubtful: dict[str, list[str]] = {}
+    for scenario in scenarios():
+        missing = sorted(scenario.catches_naive_needs - offered)
+        if scenario.id in control.caught_by and missing:
+            given_by = "; ".join(WORKFLOW_CAPABILITIES[need] for need in missing)
+            doubtful.setdefault(given_by, []).append(scenario.id)
+    return doubtful
+
+
 def _chosen(workflow: WorkflowUnderTest, scenario: Scenario) -> bool:
     """Whether the manifest's ``scenarios`` (globs over ids) keep it; none named: all."""
     return not workflow.scenarios or any(fnmatchcase(scenario.id, g) for g in workflow.scenarios)

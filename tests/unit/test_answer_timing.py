@@ -13,13 +13,18 @@ from typing import Any
 import pytest
 
 from harness.judge.oracle import Verdict
-from harness.matrix.cases import CAUGHT, PASS, expected_for, scenarios
+from harness.matrix.cases import CAUGHT, PASS, doubtful_catches, expected_for, scenarios
 from harness.workflow.answer_timing import (
     answers_after_writes,
     answers_before_calls,
     call_timeout_s,
 )
-from harness.workflow.manifest import BUNDLED_WORKFLOWS, WorkflowUnderTest, discover
+from harness.workflow.manifest import (
+    BUNDLED_WORKFLOWS,
+    NegativeControl,
+    WorkflowUnderTest,
+    discover,
+)
 
 
 def _node(name: str, type_: str, **extra: Any) -> dict[str, Any]:
@@ -125,3 +130,20 @@ def test_a_naive_workflow_answered_in_time_may_pass_where_the_answer_is_not_lost
     assert _expected(bundled, slow) == _expected(bundled, after_response) == CAUGHT
     # A redelivery catches it whatever the answer did.
     assert _expected(in_time, "late-no_fault-none") == CAUGHT
+
+
+def test_a_control_caught_where_its_answer_cannot_be_lost_is_warned_about() -> None:
+    """A negative control whose caught_by names after_response, though its answer does not
+    wait for the writes that window holds: `list` warns that PASS comes there instead."""
+    caught = {
+        "retry-worker_kill-after_response": "DUPLICATE",
+        "retry-response_drop-none": "DUPLICATE",
+    }
+    control = NegativeControl("no dedup", caught)
+    early = dataclasses.replace(
+        _naive(_chain(HOOK, STRIPE, RESPOND), "responseNode"), negative_control=control
+    )
+    [(needs, ids)] = doubtful_catches(early).items()
+    assert ids == ["retry-worker_kill-after_response"] and "after n8n's and the ledger's" in needs
+    late = dataclasses.replace(early, answers_after_writes=True)
+    assert doubtful_catches(late) == {}

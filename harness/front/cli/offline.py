@@ -51,7 +51,7 @@ def list_cases(
 
         print_vocabulary()
         return
-    from harness.matrix.cases import matrix, not_run
+    from harness.matrix.cases import doubtful_catches, matrix, not_run
     from harness.terminal.view import counted
     from harness.workflow.manifest import BUNDLED_WORKFLOWS, discover
 
@@ -76,6 +76,12 @@ def list_cases(
             console.print(f"{workflow.name} answers its sender {_answer_reading(workflow)}")
             for given_by, ids in not_run(workflow).items():
                 console.print(f"not run for {workflow.name}: {', '.join(ids)} (needs {given_by})")
+            for given_by, ids in doubtful_catches(workflow).items():
+                console.print(
+                    f"warning: {workflow.name}'s caught_by names {', '.join(ids)}: a bug is"
+                    f" caught there only in a workflow with {given_by}; expect PASS there"
+                    " (name it in `passes`)"
+                )
 
 
 def _answer_reading(workflow: WorkflowUnderTest) -> str:

@@ -7,7 +7,8 @@
                    that re-sends an unknown operation without looking it up first.
 
 Proof: the redelivery's time after the first one ended, and for ``late_after_ttl`` the
-provider's key TTL read back from the provider (0) while the redelivery runs.
+provider's key TTL read back from the provider (0) while the redelivery runs, and that its
+services' search indexes had caught up (every record stored before it is found).
 """
 
 from __future__ import annotations
@@ -45,9 +46,15 @@ class LateAfterTtl(Plan):
 
     def after_settle(self, run: CaseWorld) -> bool:
         with run.keys_expired():
-            ttl = run.provider.health().get("key_ttl_seconds")
-            run.journal.record("delivery.late", "keys expired", provider_ttl=ttl)
+            health = run.provider.health()
+            ttl, indexed = health.get("key_ttl_seconds"), health.get("index_caught_up_at")
+            run.journal.record("delivery.late", "keys expired", provider_ttl=ttl, indexed=indexed)
             run.deliver(delivery="late")
         if ttl == 0:
-            self.fact = "redelivered while the provider's key TTL read 0 (every key forgotten)"
+            # A day later: a search-then-create guard finds its record now, a key-only one not.
+            searched = " and its search indexes caught up" if indexed is not None else ""
+            self.fact = (
+                f"redelivered while the provider's key TTL read 0 (every idempotency key "
+                f"forgotten){searched}"
+            )
         return True

@@ -36,8 +36,8 @@ _GLOSSES = {
     "possible out-of-memory issue": "n8n's recovery says this of every execution whose "
     "process ended mid-run: a kill, a lost Redis link, not only memory",
     # scaling: a job Bull found stalled past QUEUE_WORKER_MAX_STALLED_COUNT.
-    "failed to be processed too many times": "n8n's stall sweep: the job's lock was not "
-    "renewed in time, its worker died, paused or lost Redis",
+    "failed to be processed too many times": "n8n's stall sweep gave its job up: the worker "
+    "running it died, paused or lost Redis (n8n's retry of such an execution says it again)",
 }
 
 

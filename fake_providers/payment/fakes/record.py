@@ -91,9 +91,7 @@ class RecordFake:
             fields = {"id": "", **dict(inbound.query), **_fields(inbound.params)}
             return _to_response(render(template, {**fields, "records": found}))
         observed = upstream.is_effect_route(method, path)
-        key = None
-        if upstream.idempotency_header:
-            key = inbound.headers.get(upstream.idempotency_header.lower()) or None
+        key = _idempotency_key(inbound, upstream.idempotency_header)
         start = attempt_start(
             upstream.effect_kind("record"), key, upstream.reference, inbound, received_at
         )
@@ -188,9 +186,8 @@ class RecordFake:
             default = False  # a change to records already there is not a new effect
         observed = upstream.is_effect_route(inbound.method, inbound.path)
         effect = _effect(upstream, upstream.collections or kind.collections, target)
-        key = None
-        if target.role == "write" and kind.idempotency_header:  # the service's own, if any
-            key = inbound.headers.get(kind.idempotency_header.lower()) or None
+        # Only a create, and only by the service's own header (if it has one).
+        key = _idempotency_key(inbound, kind.idempotency_header) if target.role == "write" else None
         start = attempt_start(effect, key, upstream.reference, inbound, received_at)
 
         def effect_result(now: float) -> EffectResult:
@@ -246,6 +243,11 @@ class RecordFake:
         rows = await self.runtime.db(lambda store: store.objects(upstream.host, collection))
         documents = [row.document for row in rows]
         return matching(documents, inbound.query, _eq_filters(inbound.params))
+
+
+def _idempotency_key(inbound: UpstreamRequest, header: str | None) -> str | None:
+    """The request's value of ``header`` (None: no header named, or none sent)."""
+    return (inbound.headers.get(header.lower()) or None) if header else None
 
 
 def stored_answer(answer: Answer) -> StoredResponse:

@@ -119,7 +119,7 @@ def run_findings(
             try:
                 _run_probes(findings, version, selected, stack, say)
             finally:
-                stack.stop(keep_data=True)
+                stack.stop()  # the probes have read their evidence; logs stay in the run dir
         if not run_dirs:
             findings.versions[version] = VersionRun(False, "; ".join(w for w, _ in failed))
             continue

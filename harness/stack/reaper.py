@@ -7,7 +7,7 @@ SIGKILLs every group still listed, then every process whose environment carries
 ``N8N_CHAOS_RUN=RUN_ID``, and exits. It ignores SIGINT so a Ctrl-C in the terminal cannot
 take it down before it has done its job. When the owner died without saying goodbye
 (``=done``), the reaper also removes the run's Postgres data dir from the temp dir (an owner
-that closes normally decides itself whether to keep it for inspection).
+that closes normally has removed it as its stacks stopped).
 """
 
 from __future__ import annotations

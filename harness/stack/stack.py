@@ -387,7 +387,7 @@ class Stack:
                 stack._write_state()
                 exc.stack = stack  # type: ignore[attr-defined]
             elif stack is not None:
-                stack.stop(keep_data=True)
+                stack.stop()  # its logs stay in the run dir; the data dir in /tmp would leak
             else:
                 run.reaper.close()
             raise
@@ -618,7 +618,7 @@ class Stack:
         path.chmod(0o600)
 
     # -- teardown ---------------------------------------------------------------------
-    def stop(self, keep_data: bool = False) -> None:
+    def stop(self) -> None:
         """End every process this run started, never raises: n8n's processes first, side by
         side (each shuts down on its own, and on a loaded machine one after another took
         20-50 s of the suite's tail), then what they used (their database, Redis, links)."""
@@ -634,8 +634,7 @@ class Stack:
         self.run.reaper.close()
         (self.run.run_dir / "stack.json").unlink(missing_ok=True)
         release_ports(self.reserved_ports)
-        if not keep_data:
-            self.postgres.remove_data()
+        self.postgres.remove_data()  # its logs are in the run dir; the data dir is n8n's scratch
 
 
 def _stop_side_by_side(procs: list[ManagedProcess], concurrently: bool) -> None:

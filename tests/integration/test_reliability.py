@@ -102,9 +102,14 @@ def test_sigkill_of_the_owner_during_bring_up_leaves_nothing(tmp_path: Path, whe
     assert [p for p in ports if port_open(p) and set(port_holders(p)) & set(pids)] == []
 
     def data_removed() -> bool:
-        return not list(Path(tempfile.gettempdir()).glob(f"n8n-chaos-pg-{run_id}-*"))
+        return not run_data_dirs(run_id)
 
     wait_ready(Readiness("the reaper removed the run's Postgres data", data_removed), 30)
+
+
+def run_data_dirs(run_id: str) -> list[Path]:
+    """The run's Postgres data dirs left in the temp dir."""
+    return list(Path(tempfile.gettempdir()).glob(f"n8n-chaos-pg-{run_id}-*"))
 
 
 def assert_one_line_refusal(done: subprocess.CompletedProcess[str], fix: str) -> None:
@@ -145,3 +150,4 @@ def test_a_stack_that_never_gets_ready_is_ended(tmp_path: Path) -> None:
     run = the_run(tmp_path)
     assert run is not None
     assert tagged_pids(run.name) == []
+    assert run_data_dirs(run.name) == []  # its logs are in the run dir; /tmp keeps nothing

@@ -192,10 +192,9 @@ class AttachedStack(Stack):
     def owner_run_dir(self) -> Path:
         return Path(self.owner_state["run_dir"])
 
-    def stop(self, keep_data: bool = False) -> None:
+    def stop(self) -> None:
         """Detach: leave the stack healthy for the next run, close clients, unlock.
         Nothing is stopped: the stack is the owner's."""
-        del keep_data
         with contextlib.suppress(Exception):
             self.reset_links()
             self.revive()

@@ -20,6 +20,12 @@ from .conftest import READY_TIMEOUT_S
 pytestmark = pytest.mark.timeout(60)
 
 
+@pytest.fixture(autouse=True)
+def _temp_dir_per_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The provider's own ledger folder (``mkdtemp``) lands in the test's tmp, not /tmp."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+
+
 def _free_port_pair() -> int:
     """A port P whose P+1 is also free right now (the provider's default control port)."""
     for _ in range(50):
@@ -74,6 +80,7 @@ def test_port_alone_picks_control_port_and_ledger_and_says_where() -> None:
         assert f"control http://127.0.0.1:{port + 1}" in summary
         ledger = Path(summary.split("ledger ", 1)[1].split(" (", 1)[0])
         assert ledger.name == "ledger.db" and ledger.exists()
+        assert ledger.is_relative_to(os.environ["TMPDIR"])
         health = httpx.get(f"http://127.0.0.1:{port + 1}/_control/health", timeout=5)
         assert health.status_code == 200
     finally:

@@ -2,9 +2,11 @@
 same failed execution at the same instant (their public API calls are released on one
 barrier), as when two people on call see the same alert.
 
-Proof: n8n's answers to both calls. Finding (n8n 2.40.7, probe
-``concurrent_operator_retry``): n8n accepts both and runs two retry executions, each
-charging again; only a workflow whose effect is keyed by the business event is safe.
+Proof: n8n's answers to both calls. n8n accepts both and starts two retry executions. When
+they run the workflow (an origin marked ``crashed``, probe ``concurrent_operator_retry``, or a
+node's failure) each charges again; only a workflow whose effect is keyed by the business event
+is safe. When the stall sweep gave the origin up, both end at once with its error (see
+``operator_retry``) and the re-send by hand follows.
 """
 
 from __future__ import annotations

@@ -3,9 +3,12 @@
 work, the operator re-sends the event by hand.
 
 Proof: n8n's answer to the retry request (the new execution's id, or its refusal).
-Finding (n8n 2.40.7, probe ``recovery_after_commit``): an execution whose worker died after
-the commit ends as ``crashed`` or ``error`` and nothing re-runs it; the retry runs the
-workflow again, charge included.
+What n8n does (2.40.7): an execution whose worker died after the commit ends as ``error``
+(the stall sweep gave its job up) or ``crashed`` (a restarted worker's recovery marked it), and
+nothing re-runs it. A retry of the ``error`` one, the matrix's usual origin, ends at once with
+the same error and charges nothing, so the re-send by hand is what the workflow meets; a retry
+of a ``crashed`` one (probe ``concurrent_operator_retry``) or of a node's failure runs the
+workflow again, charge included. The case line names each execution's end either way.
 """
 
 from __future__ import annotations

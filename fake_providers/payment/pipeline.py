@@ -65,9 +65,23 @@ class EffectResult:
     upsert: bool = False  # objects already stored are updated, and then nothing commits
     # An upsert's answer when every one of its objects is stored already (None: `response`).
     upserted: StoredResponse | None = None
-    # A unique write: when one of the objects is stored already, nothing is written or
-    # committed and this is the answer (PostgREST's 409 on a duplicate primary key).
-    conflict: StoredResponse | None = None
+    # A write that depends on what is stored (a unique key, a refund's charge): decided on the
+    # database thread as the attempt settles, so two at once see each other's write. Returns
+    # the result to settle (its objects and answer may change) or the service's refusal, and
+    # then nothing is written or committed (PostgREST's 409, Stripe's charge_already_refunded).
+    settle_check: SettleCheck | None = None
+
+
+SettleCheck = Callable[[LedgerStore, EffectResult], "EffectResult | StoredResponse"]
+
+
+def unique(answer: StoredResponse) -> SettleCheck:
+    """A unique write: when one of its objects is stored already, `answer`."""
+
+    def check(store: LedgerStore, result: EffectResult) -> EffectResult | StoredResponse:
+        return answer if store.has_objects(result.objects) else result
+
+    return check
 
 
 def _problem(status: int, slug: str, title: str, detail: str) -> Any:
@@ -261,11 +275,16 @@ def _settle(
 ) -> StoredResponse | None:
     """The answer settled (None: a reset wiped the attempt). Runs on the one database thread,
     so a unique write's check and its insert are one step."""
-    if result.conflict is not None and store.has_objects(result.objects):
-        stored = result.conflict
+    checked = result if result.settle_check is None else result.settle_check(store, result)
+    if isinstance(checked, StoredResponse):
+        stored = checked
         result = replace(result, commits=False, objects=(), outcome=Outcome.REJECTED_4XX)
-    elif result.upserted is not None and store.has_all_objects(result.objects):
-        stored = result.upserted
+    else:
+        if stored is result.response:  # not a fault's own answer
+            stored = checked.response
+        result = checked
+        if result.upserted is not None and store.has_all_objects(result.objects):
+            stored = result.upserted
     commit = None
     if result.commits:
         commit = CommitRow(

@@ -42,7 +42,7 @@ from ...personalities.base import Answer, Personality
 from ...personalities.documents import descend, matching, text
 from ...upstreams import Collection, RouteTemplate, Upstream
 from ..kinds import Outcome
-from ..pipeline import EffectPipeline, EffectResult, json_response
+from ..pipeline import EffectPipeline, EffectResult, json_response, unique
 from ..problems import ProblemError
 from ..runtime import ProviderRuntime
 from ..store import ObjectRow, StoredResponse
@@ -211,7 +211,7 @@ class RecordFake:
                 outcome=Outcome.COMMITTED,
                 objects=objects,
                 upsert=conflict is None,
-                conflict=stored_answer(conflict) if conflict is not None else None,
+                settle_check=unique(stored_answer(conflict)) if conflict is not None else None,
                 upserted=stored_answer(existing) if existing is not None else None,
             )
 

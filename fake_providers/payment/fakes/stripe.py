@@ -6,11 +6,15 @@ GET /v1/<kind>/{id} retrieves, GET /v1/<kind> lists, GET /v1/<kind>/search?query
 Creations and confirms are commits (effect kind: the object name, or the Upstream's `effect`)
 unless the Upstream names other `effects` routes; updates are commits only if named there.
 Every POST goes through the shared pipeline, so Stripe's idempotency (replay, 400 mismatch,
-409 in flight), barriers and the fault plan apply as on the bundled API.
+409 in flight), barriers and the fault plan apply as on the bundled API. A refund and a confirm
+are decided again as they settle (`stripe_objects.RECHECKS`, `recheck_confirm`): a charge
+refunded in full, or an intent confirmed, refuses the next one, also when both came at once.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from starlette.requests import Request
@@ -22,7 +26,7 @@ from ..kinds import Outcome
 from ..pipeline import EffectPipeline, EffectResult, json_response
 from ..problems import ProblemError
 from ..runtime import ProviderRuntime
-from ..store import ObjectRow
+from ..store import LedgerStore, ObjectRow, StoredResponse
 from .collections import stored
 from .explain import attempt_start
 from .inbound import UnreadableBody, UpstreamRequest, nest_form, read_upstream_request
@@ -36,13 +40,16 @@ from .stripe_errors import (
 from .stripe_objects import (
     CONFIRM_EFFECT,
     KINDS,
+    RECHECKS,
     Builder,
     Document,
+    Recheck,
     StripeKind,
     not_found_url,
     plan_confirm,
     plan_create,
     plan_update,
+    recheck_confirm,
     references,
 )
 from .stripe_search import INDEX_LAG_S, parse_query
@@ -97,13 +104,16 @@ class StripeFake:
             }
             build = plan_create(kind, params, related)
             effect, default_observed = kind.object, True
+            recheck = RECHECKS.get(kind.collection)
         elif rest[1:] == ["confirm"] and kind.collection == "payment_intents":
             build = plan_confirm(await self._object(upstream, kind.object, rest[0]), params)
             effect, default_observed = CONFIRM_EFFECT, True
+            recheck = recheck_confirm
             effect_index = 1  # the intent is not new: the charge it made is the effect
         elif len(rest) == 1:
             build = plan_update(await self._object(upstream, kind.object, rest[0]), params)
             effect, default_observed = f"{kind.object}_update", False
+            recheck = None
         else:
             raise not_found_url(method, inbound.path)
         observed = upstream.is_effect_route(method, inbound.path)
@@ -113,6 +123,7 @@ class StripeFake:
             inbound,
             upstream,
             build,
+            recheck,
             effect=upstream.effect or effect,
             effect_index=effect_index,
             observed=default_observed if observed is None else observed,
@@ -124,6 +135,7 @@ class StripeFake:
         inbound: UpstreamRequest,
         upstream: Upstream,
         build: Builder,
+        recheck: Recheck | None,
         *,
         effect: str,
         effect_index: int,
@@ -139,16 +151,13 @@ class StripeFake:
 
         def effect_result(now: float) -> EffectResult:
             documents = build(now)
-            objects = [
-                ObjectRow(upstream.host, str(doc["object"]), str(doc["id"]), doc, now)
-                for doc in documents
-            ]
             return EffectResult(
                 str(documents[effect_index]["id"]),
                 json_response(200, documents[0]),
                 commits=True,
                 outcome=Outcome.COMMITTED,
-                objects=objects,
+                objects=_rows(upstream, documents, now),
+                settle_check=None if recheck is None else partial(_rechecked, upstream, recheck),
             )
 
         return await self.pipeline.run(start, effect_result, observed=observed)
@@ -206,6 +215,29 @@ class StripeFake:
                 "url": f"/v1/{kind.collection}/search",
             }
         )
+
+
+def _rows(upstream: Upstream, documents: list[Document], now: float) -> list[ObjectRow]:
+    return [ObjectRow(upstream.host, str(d["object"]), str(d["id"]), d, now) for d in documents]
+
+
+def _rechecked(
+    upstream: Upstream, recheck: Recheck, store: LedgerStore, result: EffectResult
+) -> EffectResult | StoredResponse:
+    """The write decided again against what is stored as it settles (see `Recheck`)."""
+
+    def lookup(object_name: str, object_id: str) -> Document | None:
+        rows = store.objects(upstream.host, object_name, object_id)
+        return rows[0].document if rows else None
+
+    try:
+        documents = recheck(lookup, [row.document for row in result.objects])
+    except StripeError as error:
+        return error.stored()
+    now = result.objects[0].created_at
+    return replace(
+        result, response=json_response(200, documents[0]), objects=_rows(upstream, documents, now)
+    )
 
 
 def _limit(query: Document) -> int:

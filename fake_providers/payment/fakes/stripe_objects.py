@@ -8,11 +8,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .stripe_errors import StripeError, invalid_request
+from .stripe_errors import StripeError, invalid_request, missing_object
 
 Document = dict[str, Any]
 # Builds the documents of one creation at processing time; the first one is the answer.
 Builder = Callable[[float], list[Document]]
+# A stored object by (object name, id), read as a write settles.
+Lookup = Callable[[str, str], "Document | None"]
+# Decides a write again against what is stored as it settles: the documents to write, or a
+# StripeError (two refunds of one charge at once: the second finds it refunded, as in Stripe).
+Recheck = Callable[[Lookup, list[Document]], list[Document]]
 _NOT_ECHOED = frozenset({"expand", "confirm", "default_price_data", "product_data"})
 
 
@@ -59,11 +64,7 @@ def plan_create(kind: StripeKind, params: Document, related: dict[str, Document]
 
 def plan_confirm(intent: Document, params: Document) -> Builder:
     """The confirmed intent, then the charge it made (the commit's effect id)."""
-    if intent.get("status") in ("succeeded", "canceled"):
-        raise invalid_request(
-            "payment_intent_unexpected_state",
-            f"This PaymentIntent's status is {intent['status']}; it cannot be confirmed.",
-        )
+    _confirmable(intent)
 
     def build(now: float) -> list[Document]:
         charge = _base(KINDS["charges"], {}, now)
@@ -80,6 +81,65 @@ def plan_confirm(intent: Document, params: Document) -> Builder:
         return [confirmed, charge]
 
     return build
+
+
+def recheck_confirm(lookup: Lookup, documents: list[Document]) -> list[Document]:
+    """A confirm that settles after another confirm of its intent is refused."""
+    _confirmable(lookup("payment_intent", str(documents[0]["id"])) or {})
+    return documents
+
+
+def _confirmable(intent: Document) -> None:
+    if intent.get("status") in ("succeeded", "canceled"):
+        raise invalid_request(
+            "payment_intent_unexpected_state",
+            f"This PaymentIntent's status is {intent['status']}; it cannot be confirmed.",
+        )
+
+
+def recheck_refund(lookup: Lookup, documents: list[Document]) -> list[Document]:
+    """The refund, then its charge with the amount refunded so far. As Stripe: no more than
+    the charge's unrefunded amount (all of it when no amount is given); a charge refunded in
+    full refuses every further refund."""
+    refund = documents[0]
+    charge = _refunded_charge(lookup, refund)
+    refunded = int(charge.get("amount_refunded") or 0)
+    remaining = int(charge.get("amount") or 0) - refunded
+    if remaining <= 0:
+        raise invalid_request(
+            "charge_already_refunded", f"Charge {charge['id']} has already been refunded."
+        )
+    amount = remaining if refund.get("amount") is None else int(refund["amount"])
+    if amount > remaining:
+        raise invalid_request(
+            "amount_too_large",
+            f"Refund amount ({amount}) is greater than unrefunded amount on charge ({remaining})",
+            param="amount",
+        )
+    charge = {**charge, "amount_refunded": refunded + amount}
+    charge["refunded"] = charge["amount_refunded"] >= int(charge.get("amount") or 0)
+    return [{**refund, "amount": amount, "charge": charge["id"]}, charge]
+
+
+def _refunded_charge(lookup: Lookup, refund: Document) -> Document:
+    if refund.get("charge"):
+        charge_id = str(refund["charge"])
+        return _or_missing(lookup("charge", charge_id), "charge", charge_id)
+    intent = lookup("payment_intent", str(refund.get("payment_intent"))) or {}
+    charge = lookup("charge", str(intent.get("latest_charge") or ""))
+    if charge is None:
+        raise invalid_request(
+            "charge_not_refundable",
+            f"This PaymentIntent ({intent.get('id')}) does not have a successful charge to refund.",
+            param="payment_intent",
+        )
+    return charge
+
+
+def _or_missing(document: Document | None, object_name: str, object_id: str) -> Document:
+    if document is None:  # made before a reset of the provider, which forgot it
+        raise missing_object(object_name, object_id, object_name)
+    return document
 
 
 def plan_update(current: Document, params: Document) -> Builder:
@@ -201,7 +261,7 @@ def _plan_refund(kind: StripeKind, params: Document, related: dict[str, Document
             "parameter_missing",
             "One of the following params should be provided: charge, payment_intent.",
         )
-    amount = _integer(params, "amount", required=False) or int(target.get("amount") or 0)
+    amount = _integer(params, "amount", required=False)  # none: what is left (recheck_refund)
 
     def build(now: float) -> list[Document]:
         document = _base(kind, params, now)
@@ -288,6 +348,9 @@ def _plan_payment_link(kind: StripeKind, params: Document, _: dict[str, Document
 
     return build
 
+
+# Creations whose outcome depends on stored state (see Recheck).
+RECHECKS: dict[str, Recheck] = {"refunds": recheck_refund}
 
 _PLANNERS: dict[str, Callable[[StripeKind, Document, dict[str, Document]], Builder]] = {
     "customers": _plan_customer,

@@ -203,6 +203,66 @@ async def test_refund_defaults_to_the_charge_amount(inproc: InProcessProvider) -
     assert missing.json()["error"]["param"] == "charge"
 
 
+async def test_a_charge_remembers_its_refunds(inproc: InProcessProvider) -> None:
+    await configure(inproc, STRIPE)
+    charge = (await stripe_post(inproc, "/v1/charges", {"amount": "700", "currency": "eur"})).json()
+    part = await stripe_post(inproc, "/v1/refunds", {"charge": charge["id"], "amount": "200"})
+    assert (part.status_code, part.json()["amount"]) == (200, 200)
+    too_much = await stripe_post(inproc, "/v1/refunds", {"charge": charge["id"], "amount": "600"})
+    assert too_much.status_code == 400, too_much.text
+    assert too_much.json()["error"]["param"] == "amount"
+    rest = await stripe_post(inproc, "/v1/refunds", {"charge": charge["id"]})
+    assert rest.json()["amount"] == 500  # what was left, not the charge's amount
+    again = await stripe_post(inproc, "/v1/refunds", {"charge": charge["id"]})
+    assert again.status_code == 400
+    assert again.json()["error"]["code"] == "charge_already_refunded"
+    stored = (await stripe_get(inproc, f"/v1/charges/{charge['id']}")).json()
+    assert (stored["amount_refunded"], stored["refunded"]) == (700, True)
+    assert [c["effect"] for c in await inproc.commits()] == ["charge", "refund", "refund"]
+
+
+async def test_an_intent_is_refunded_through_its_charge(inproc: InProcessProvider) -> None:
+    await configure(inproc, STRIPE)
+    intent = (await stripe_post(inproc, "/v1/payment_intents", INTENT)).json()
+    unpaid = await stripe_post(inproc, "/v1/refunds", {"payment_intent": intent["id"]})
+    assert unpaid.status_code == 400
+    assert unpaid.json()["error"]["param"] == "payment_intent"
+    await stripe_post(inproc, f"/v1/payment_intents/{intent['id']}/confirm", {})
+    refund = await stripe_post(inproc, "/v1/refunds", {"payment_intent": intent["id"]})
+    assert refund.json()["amount"] == 2000
+    again = await stripe_post(inproc, "/v1/refunds", {"payment_intent": intent["id"]})
+    assert again.json()["error"]["code"] == "charge_already_refunded"
+
+
+async def test_two_refunds_at_once_refund_a_charge_once(inproc: InProcessProvider) -> None:
+    """The first is held after it was checked against its charge; the second refunds the whole
+    charge meanwhile; released, the first finds the charge refunded, as in Stripe."""
+    await configure(inproc, STRIPE)
+    charge = (await stripe_post(inproc, "/v1/charges", {"amount": "700", "currency": "eur"})).json()
+    refund = {"charge": charge["id"]}
+    barrier_id, _ = await hold(inproc, "refund-1", "received", "/v1/refunds", refund)
+    second = await stripe_post(inproc, "/v1/refunds", refund, key="refund-2")
+    assert second.status_code == 200
+    await inproc.control.post(f"/_control/barriers/{barrier_id}/release")
+    first = await HELD.pop("refund-1")
+    assert first.status_code == 400, first.text
+    assert first.json()["error"]["code"] == "charge_already_refunded"
+    assert [c["effect"] for c in await inproc.commits()] == ["charge", "refund"]
+
+
+async def test_two_confirms_at_once_charge_once(inproc: InProcessProvider) -> None:
+    await configure(inproc, STRIPE)
+    intent = (await stripe_post(inproc, "/v1/payment_intents", INTENT)).json()
+    confirm = f"/v1/payment_intents/{intent['id']}/confirm"
+    barrier_id, _ = await hold(inproc, "confirm-1", "received", confirm, {})
+    assert (await stripe_post(inproc, confirm, {}, key="confirm-2")).status_code == 200
+    await inproc.control.post(f"/_control/barriers/{barrier_id}/release")
+    first = await HELD.pop("confirm-1")
+    assert first.json()["error"]["code"] == "payment_intent_unexpected_state"
+    effects = [c["effect"] for c in await inproc.commits()]
+    assert effects == ["payment_intent", "payment_intent_confirm"]
+
+
 async def test_replay_returns_the_first_result(inproc: InProcessProvider) -> None:
     await configure(inproc, STRIPE)
     first = await stripe_post(inproc, "/v1/payment_intents", INTENT, key="idem-1")
@@ -243,13 +303,20 @@ async def test_same_key_other_parameters_is_an_idempotency_error(
     assert [(a["outcome"], a["http_status"]) for a in attempts[1:]] == [("mismatch", 400)] * 2
 
 
-async def hold(inproc: InProcessProvider, key: str, point: str) -> tuple[str, dict[str, Any]]:
-    """Arm a barrier, send the intent, wait until it is held; (barrier id, barrier info)."""
+async def hold(
+    inproc: InProcessProvider,
+    key: str,
+    point: str,
+    path: str = "/v1/payment_intents",
+    body: dict[str, str] = INTENT,
+) -> tuple[str, dict[str, Any]]:
+    """Arm a barrier, send the request (the intent), wait until it is held; (barrier id,
+    barrier info)."""
     armed = await inproc.control.post(
         "/_control/barriers", json={"key": key, "point": point, "hold_timeout_s": 10}
     )
     barrier_id = armed.json()["id"]
-    HELD[key] = asyncio.create_task(stripe_post(inproc, "/v1/payment_intents", INTENT, key=key))
+    HELD[key] = asyncio.create_task(stripe_post(inproc, path, body, key=key))
     reached = await inproc.control.post(
         f"/_control/barriers/{barrier_id}/wait", params={"timeout": 5}
     )

@@ -318,6 +318,14 @@ class ProviderControl:
     def upstreams(self) -> list[Upstream]:
         return upstreams_from_json(self._call("GET", "/_control/upstreams"))
 
+    def seed(self, host: str, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        """Write state a case needs into the fake of ``host`` as set-up (never a commit, never
+        faulted); the fake's answer: (status, JSON body). ControlRequestRejected 400: no such
+        upstream."""
+        spec = {"host": host, "method": method, "path": path, "body": body}
+        answer = self._call("POST", "/_control/seed", json=spec)
+        return int(answer["status"]), answer["body"]
+
     def trigger_endpoints(self, trigger: str) -> list[dict[str, Any]]:
         """The webhook endpoints n8n registered with service trigger ``trigger``."""
         result: list[dict[str, Any]] = self._call("GET", f"/_control/triggers/{trigger}/endpoints")

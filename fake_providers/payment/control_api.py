@@ -3,6 +3,7 @@ reach it. The harness drives it through `control.ProviderControl`."""
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Annotated, Any
 
@@ -12,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ..upstreams import UpstreamConfigError, upstreams_from_json, upstreams_to_json
 from . import triggers
 from .barriers import ArmedBarrier
+from .fakes.router import seed as serve_seed
 from .faults import FaultRule
 from .kinds import CrashPoint, FaultKind
 from .problems import ProblemError
@@ -46,6 +48,14 @@ class DeliverySpec(BaseModel):
     url: str = Field(min_length=1)  # the URL the trigger node registered
     event: dict[str, Any]
     timeout_s: float = Field(default=30.0, gt=0, le=600)
+
+
+class SeedSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    host: str = Field(min_length=1)  # an upstream's host: its fake serves the seed
+    method: str = Field(default="POST", pattern="^(POST|PUT|PATCH)$")
+    path: str = Field(pattern="^/")
+    body: dict[str, Any] = Field(default_factory=dict)
 
 
 class BarrierSpec(BaseModel):
@@ -190,6 +200,17 @@ def build_control_router(runtime: ProviderRuntime) -> APIRouter:
         sends it; answers its status (null: timeout or reset) and the start of its body."""
         trigger = get_trigger(name)
         return await deliver(runtime, trigger, spec.url, spec.event, spec.timeout_s)
+
+    @router.post(PREFIX + "/seed")
+    async def seed(spec: SeedSpec) -> dict[str, Any]:
+        """State a case needs before its event, written as set-up (`fakes.seeding`): the
+        fake's answer, its status and JSON body (a 4xx is the service's refusal, not ours)."""
+        answer = await serve_seed(runtime, spec.host, spec.method, spec.path, spec.body)
+        try:
+            document = json.loads(bytes(answer.body))
+        except ValueError:
+            document = bytes(answer.body).decode("utf-8", "replace")
+        return {"status": answer.status_code, "body": document}
 
     @router.get(PREFIX + "/commits")
     async def commits(

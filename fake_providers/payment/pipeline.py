@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -125,6 +126,10 @@ class PipelineAnswers:
 PROBLEM_ANSWERS = PipelineAnswers()
 
 
+# Set while a fake serves a seed (``fakes.seeding``): set-up for a case, served unobserved.
+SEEDING: ContextVar[bool] = ContextVar("seeding", default=False)
+
+
 # Builds the effect (ids, response) once the attempt is processing; gets the current time.
 EffectBuilder = Callable[[float], EffectResult]
 
@@ -159,6 +164,7 @@ class EffectPipeline:
         self, start: AttemptStart, build: EffectBuilder, *, observed: bool = True
     ) -> Response:
         runtime = self._runtime
+        observed = observed and not SEEDING.get()  # a seed is set-up, never the case's effect
         claim = await runtime.db(
             lambda store: store.begin_attempt(
                 start, runtime.key_ttl_seconds, runtime.clock(), self._refusals

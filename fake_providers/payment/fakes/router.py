@@ -7,7 +7,7 @@ provider, so the Host header (port stripped) names the upstream the workflow mea
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from starlette.datastructures import Headers
 from starlette.requests import Request
@@ -15,11 +15,13 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...upstreams import Upstream
+from ..pipeline import SEEDING
 from ..problems import ProblemError
 from ..runtime import ProviderRuntime
 from ..triggers import TRIGGERS
 from .inbound import UnreadableBody, read_upstream_request
 from .record import RecordFake
+from .seeding import seed_request
 from .stripe import StripeFake
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -37,16 +39,40 @@ def host_of(header: str) -> str:
     return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
+def http_fakes(runtime: ProviderRuntime) -> dict[str, HttpFake]:
+    """The fakes that answer HTTP, by the name an Upstream gives (`fake`)."""
+    return {"stripe": StripeFake(runtime), "record": RecordFake(runtime)}
+
+
+async def seed(
+    runtime: ProviderRuntime, host: str, method: str, path: str, body: dict[str, Any]
+) -> Response:
+    """Serve a seed (`seeding`) on the fake of `host`; its answer, as the workflow's would be."""
+    upstream = runtime.upstreams.get(host_of(host))
+    fakes = http_fakes(runtime)
+    if upstream is None or upstream.fake not in fakes:
+        raise ProblemError(
+            400,
+            "no-such-upstream",
+            "No HTTP fake for this host",
+            f"{host!r} is not an upstream with an HTTP fake here (set: "
+            f"{', '.join(sorted(runtime.upstreams)) or 'none'}); seed a host of the "
+            "manifest's upstreams",
+        )
+    token = SEEDING.set(True)
+    try:
+        return await fakes[upstream.fake].handle(seed_request(host, method, path, body), upstream)
+    finally:
+        SEEDING.reset(token)
+
+
 class UpstreamHostRouter:
     """ASGI middleware in front of the bundled public app."""
 
     def __init__(self, app: ASGIApp, runtime: ProviderRuntime) -> None:
         self.app = app
         self.runtime = runtime
-        self.fakes: dict[str, HttpFake] = {
-            "stripe": StripeFake(runtime),
-            "record": RecordFake(runtime),
-        }
+        self.fakes = http_fakes(runtime)
 
     def upstream_for(self, scope: Scope) -> Upstream | None:
         host = host_of(Headers(scope=scope).get("host", ""))

@@ -30,6 +30,7 @@ from ..store import LedgerStore, ObjectRow, StoredResponse
 from .collections import stored
 from .explain import attempt_start
 from .inbound import UnreadableBody, UpstreamRequest, nest_form, read_upstream_request
+from .seeding import seeded_id
 from .stripe_errors import (
     STRIPE_ANSWERS,
     StripeError,
@@ -149,8 +150,12 @@ class StripeFake:
             raise invalid_request("idempotency_key_invalid", str(exc)) from exc
         start = attempt_start(effect, key, upstream.reference, inbound, received_at)
 
+        given_id = seeded_id(inbound.params)
+
         def effect_result(now: float) -> EffectResult:
             documents = build(now)
+            if given_id is not None:
+                documents[0] = {**documents[0], "id": given_id}
             return EffectResult(
                 str(documents[effect_index]["id"]),
                 json_response(200, documents[0]),

@@ -586,3 +586,18 @@ async def test_postgrest_insert_of_a_key_there_already_is_409_and_one_effect(
     assert next(a for a in claims if a.status_code == 409).json()["code"] == "23505"
     assert len(await inproc.commits(reference="c-1")) == 1
     assert len((await send(inproc, host, "GET", "/rest/v1/claims")).json()) == 1
+
+
+async def test_a_seeded_row_is_read_back_and_commits_nothing(inproc: InProcessProvider) -> None:
+    """A seed on a record fake (the row a status gate reads) is stored as the service stores
+    a write, and is no effect of the case."""
+    host = "proj.supabase.co"
+    await configure(inproc, personality(host, "postgrest"))
+    seeded = await inproc.control.post(
+        "/_control/seed",
+        json={"host": host, "path": "/rest/v1/orders", "body": {"id": "o-1", "status": "open"}},
+    )
+    assert seeded.json()["status"] == 201, seeded.text
+    read = await send(inproc, host, "GET", "/rest/v1/orders", params={"id": "eq.o-1"})
+    assert read.json() == [{"id": "o-1", "status": "open"}]
+    assert await inproc.commits() == []

@@ -263,6 +263,31 @@ async def test_two_confirms_at_once_charge_once(inproc: InProcessProvider) -> No
     assert effects == ["payment_intent", "payment_intent_confirm"]
 
 
+async def test_a_seeded_charge_is_set_up_not_an_effect(inproc: InProcessProvider) -> None:
+    """A seed (the charge a refund workflow refunds) keeps its given id, commits nothing and
+    meets no fault; the workflow's refund of it is the effect."""
+    await configure(inproc, STRIPE)
+    await inproc.control.post("/_control/faults", json={"kind": "error_before_commit"})
+    seed = {"id": "ch_A-1", "amount": "900", "currency": "eur", "metadata[order_id]": "A-1"}
+    answer = await inproc.control.post(
+        "/_control/seed",
+        json={"host": "api.stripe.com", "path": "/v1/charges", "body": seed},
+    )
+    assert answer.json()["status"] == 200, answer.text
+    assert answer.json()["body"]["id"] == "ch_A-1"
+    assert await inproc.commits() == []
+    faulted = await stripe_post(inproc, "/v1/refunds", {"charge": "ch_A-1"})
+    assert faulted.status_code == 500  # the fault waited for the workflow's request
+    refund = await stripe_post(inproc, "/v1/refunds", {"charge": "ch_A-1"})
+    assert (refund.status_code, refund.json()["amount"]) == (200, 900)
+    assert [c["effect"] for c in await inproc.commits()] == ["refund"]
+    elsewhere = await inproc.control.post(
+        "/_control/seed", json={"host": "api.example.com", "path": "/v1/charges", "body": {}}
+    )
+    assert elsewhere.status_code == 400
+    assert "api.stripe.com" in elsewhere.json()["detail"]
+
+
 async def test_replay_returns_the_first_result(inproc: InProcessProvider) -> None:
     await configure(inproc, STRIPE)
     first = await stripe_post(inproc, "/v1/payment_intents", INTENT, key="idem-1")

@@ -36,7 +36,7 @@ from harness.engine.workload import (
     Sender,
     SenderPolicy,
 )
-from harness.errors import HarnessError, SetupError, WindowNotOpened
+from harness.errors import ConfigError, HarnessError, SetupError, WindowNotOpened
 from harness.stack import n8n_db
 from harness.stack.ports import established_to
 from harness.stack.stack import PROVIDER_UPSTREAM
@@ -103,6 +103,20 @@ class CaseRun:
     @property
     def ledger_dsn(self) -> str:
         return self.stack.ledger_dsn
+
+    def seed(self) -> None:
+        """Write the state the case needs before its event into the fakes (manifest seed):
+        set-up, never one of its commits. A seed the fake refuses is the manifest's fault."""
+        for index, seed in enumerate(self.workflow.render_seeds(self.key, f"evt-{self.key}")):
+            where = f"{seed.method} {seed.upstream}{seed.path}"
+            status, body = self.provider.seed(seed.upstream, seed.method, seed.path, seed.body)
+            made = body.get("id") if isinstance(body, dict) else None
+            self.journal.record("seeded", where, status=status, id=made)
+            if status >= 400:
+                raise ConfigError(
+                    f"{self.workflow.manifest_label}: seed {index} ({where}) was refused by its "
+                    f"fake: {status} {str(body)[:300]}; fix seed.{index}.body"
+                )
 
     def write_links(self, worker: int) -> list[Proxy]:
         return [

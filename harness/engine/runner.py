@@ -204,6 +204,7 @@ def run_case(
 
 def _deliver(run: CaseRun, plan: DeliveryPlan, point: CrashPoint, record: CaseRecord) -> None:
     with record.phase("prepare"):
+        run.seed()
         run.fault.prepare(run.ctx)
     try:
         point.arm(run)

@@ -248,6 +248,8 @@ class WorkflowUnderTest:
     called: tuple[subworkflows.CalledWorkflow, ...] = field(default=(), hash=False, repr=False)
     # The manifest's upstreams (host -> fake); ``upstream_configs()`` gives the fakes' config.
     upstreams: dict[str, UpstreamSpec] = field(default_factory=dict, hash=False)
+    # State each case needs before its event, written into the fakes (manifest seed).
+    seeds: tuple[mm.Seed, ...] = field(default=(), hash=False)
     # The manifest's credential data (type or name -> data) for types the harness cannot fill.
     credentials: dict[str, dict[str, Any]] = field(default_factory=dict, hash=False, repr=False)
     form_fields: dict[str, str] | None = field(default=None, hash=False)
@@ -319,6 +321,13 @@ class WorkflowUnderTest:
     def render_request(self, key: str, event_id: str) -> TriggerRequest:
         """Body, headers and query string of the trigger, rendered like the body."""
         return self._trigger().render_request(key, event_id)
+
+    def render_seeds(self, key: str, event_id: str) -> list[mm.Seed]:
+        """The seeds, each body rendered like the trigger's."""
+        return [
+            seed.model_copy(update={"body": _render(seed.body, key, event_id)})
+            for seed in self.seeds
+        ]
 
     def _trigger(self) -> _Triggered:
         return _Triggered(
@@ -553,6 +562,7 @@ def _load(m: mm.Manifest, files: _Files) -> WorkflowUnderTest:
         variables={name: _value(name, value) for name, value in m.variables.items()},
         manifest_label=str(manifest_path),
         upstreams=dict(m.upstreams),
+        seeds=tuple(m.seed),
         credentials={k: dict(v) for k, v in m.credentials.items()},
         form_fields=trigger[0],
         trigger_auth=trigger[1],

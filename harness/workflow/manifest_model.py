@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -220,6 +220,25 @@ class Trigger(_Model):
     )
     query: dict[str, Scalar] = Field(
         default_factory=dict, description="query string parameters" + _RENDERED
+    )
+
+
+class Seed(_Model):
+    """State one case needs before its event, written into an upstream's fake: the charge a
+    refund workflow refunds, the row a status gate reads. Served as the service serves a
+    write, but set-up: never a commit, never faulted."""
+
+    upstream: NonEmpty = Field(
+        description="the host (one of 'upstreams') whose fake holds it, e.g. 'api.stripe.com'"
+    )
+    method: Literal["POST", "PUT", "PATCH"] = Field(default="POST", description="the write")
+    path: str = Field(
+        pattern="^/", description="the service's path, e.g. '/v1/charges' or '/rest/v1/orders'"
+    )
+    body: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the JSON body; a Stripe object keeps an 'id' given here (e.g. 'ch_{key}'), "
+        "so the trigger's body can name it" + _RENDERED,
     )
 
 
@@ -473,6 +492,11 @@ class Manifest(_Model):
         "'mail' (host 'smtp'), or an object with fake, reference, effects, reads, templates, "
         "idempotency_header, effect",
     )
+    seed: list[Seed] = Field(
+        default_factory=list,
+        description="state each case needs before its event, written into the fakes in this "
+        "order (a charge its refund refunds); never a commit of the case",
+    )
     credentials: Credentials = Field(
         default_factory=dict,
         description="credential type or name -> its data, for credentials the harness cannot "
@@ -509,6 +533,14 @@ class Manifest(_Model):
             check_upstreams(self.upstreams)
         except Problem as exc:
             raise Problem(exc.problem, f"upstreams.{exc.sub}") from None
+        for index, seed in enumerate(self.seed):
+            if seed.upstream not in self.upstreams:
+                hosts = ", ".join(map(repr, self.upstreams)) or "none"
+                raise Problem(
+                    f"{seed.upstream!r} is not a host of upstreams ({hosts}); a seed is "
+                    "written into the fake of one of them",
+                    f"seed.{index}.upstream",
+                )
         route = (self.trigger.method, self.trigger.path)
         if self.reconciler is not None and (
             (self.reconciler.trigger.method, self.reconciler.trigger.path) == route

@@ -543,6 +543,7 @@ CORRECT_BUNDLED = {
     "smtp_receipt_dedup",
     "stripe_approval",
     "stripe_idempotent",
+    "stripe_refund",
     "stripe_timeout",
     "subflow_checkout_idempotent",
     "stripe_trigger_dedup",
@@ -582,6 +583,7 @@ AS_EXPORTED = {
     "stripe_approval",
     "stripe_approval_naive",
     "stripe_idempotent",
+    "stripe_refund",
     "stripe_naive",
     "stripe_timeout",
     "stripe_timeout_naive",
@@ -591,8 +593,9 @@ AS_EXPORTED = {
     "stripe_trigger_dedup",
     "stripe_trigger_naive",
 }
-# Guarded by the provider alone (no ledger of their own): its idempotency key, its upsert.
-KEY_ONLY = {"stripe_approval", "sendgrid_contact_upsert"}
+# Guarded by the provider alone (no ledger of their own): its idempotency key, its upsert,
+# a charge's memory of its refunds.
+KEY_ONLY = {"stripe_approval", "sendgrid_contact_upsert", "stripe_refund"}
 
 
 def test_bundled_workflows_load() -> None:

@@ -334,3 +334,40 @@ def test_schema_catches_what_the_loader_refuses() -> None:
 def test_a_schema_reference_in_the_manifest_is_allowed(tmp_path: Path) -> None:
     manifest = {"$schema": "./manifest.schema.json", **MANIFEST}
     assert load_manifest(write_case(tmp_path, manifest)).name == "pay"
+
+
+# -- seeds ----------------------------------------------------------------------------------
+
+
+def _stripe_export_with(tmp_path: Path, seed: list[dict[str, Any]]) -> Path:
+    """The bundled Stripe export, copied, its manifest given these seeds."""
+    import shutil
+
+    for folder in ("stripe_idempotent", "_ledgers"):
+        shutil.copytree(BUNDLED_WORKFLOWS / folder, tmp_path / folder)
+    manifest_path = tmp_path / "stripe_idempotent" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest_path.write_text(json.dumps({**manifest, "seed": seed}))
+    return manifest_path.parent
+
+
+def test_seeds_render_like_the_trigger(tmp_path: Path) -> None:
+    charge = {"id": "ch_{key}", "amount": 1250, "currency": "eur", "tags": ["{event_id}"]}
+    seed = {"upstream": "api.stripe.com", "path": "/v1/charges", "body": charge}
+    wut = load_manifest(_stripe_export_with(tmp_path, [seed]))
+    [rendered] = wut.render_seeds("o-7", "evt-9")
+    assert (rendered.method, rendered.upstream, rendered.path) == (
+        "POST",
+        "api.stripe.com",
+        "/v1/charges",
+    )
+    assert rendered.body == {"id": "ch_o-7", "amount": 1250, "currency": "eur", "tags": ["evt-9"]}
+    assert wut.seeds[0].body["id"] == "ch_{key}"  # the template stays for the next case
+
+
+def test_a_seed_for_a_host_that_is_no_upstream_is_refused(tmp_path: Path) -> None:
+    seed = {"upstream": "api.example.com", "path": "/v1/charges"}
+    with pytest.raises(ConfigError) as refused:
+        load_manifest(_stripe_export_with(tmp_path, [seed]))
+    assert "seed.0.upstream" in str(refused.value)
+    assert "'api.stripe.com'" in str(refused.value)

@@ -290,9 +290,11 @@ class WorkflowUnderTest:
     def sends_idempotency_key(self) -> bool:
         """Its effect requests carry an idempotency key (an ``Idempotency-Key`` header, or a
         record upstream's ``idempotency_header``): the service answers a request that meets
-        the first with that key still in progress "in flight"."""
+        the first with that key still in progress "in flight". The workflows it calls count:
+        a project's charge is often made in its sub-workflow."""
         headers = [s.idempotency_header for s in self.upstreams.values() if s.idempotency_header]
-        return wj.sends_idempotency_key(self.workflow, headers)
+        flows = [self.workflow, *(called.workflow for called in self.called)]
+        return any(wj.sends_idempotency_key(flow, headers) for flow in flows)
 
     def upstream_configs(self) -> list[Upstream]:
         """The manifest's upstreams as ``fake_providers.upstreams.Upstream`` objects, plus

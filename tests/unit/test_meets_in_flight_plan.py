@@ -119,3 +119,15 @@ def test_the_proof_is_a_409_to_the_held_key_while_it_was_held() -> None:
     assert proof(held, [first, Attempt(2, "pay:k", 200, 15.0)]) is None  # a replay, no 409
     never = Info(reached_at=None, ended_at=None, reached_key=None)
     assert proof(never, [Attempt(2, "pay:k", 409, 15.0)]) is None
+
+
+def test_a_key_sent_by_a_called_sub_workflow_counts() -> None:
+    """subflow_checkout_idempotent's key is sent by the sub-workflow it calls, not by itself."""
+    from dataclasses import replace
+
+    from harness.workflow.manifest import discover
+
+    [project] = [w for w in discover(BUNDLED) if w.name == "subflow_checkout_idempotent"]
+    assert not sends_idempotency_key(project.workflow) and project.sends_idempotency_key
+    every_scenario = replace(project, scenarios=())
+    assert "meets_in_flight" in {c.delivery for c in matrix([every_scenario])}

@@ -42,9 +42,7 @@ def answers_after_writes(workflow: dict[str, Any], response_mode: str) -> bool:
     by_name = {str(n.get("name")): n for n in _nodes(workflow)}
     following = _successors(workflow)
     seen: set[str] = set()
-    # A sub-workflow's calls come back to the node that called it.
-    callers = (n for n in _nodes(workflow) if n.get("type") == EXECUTE_WORKFLOW_NODE_TYPE)
-    todo = [str(n.get("name")) for n in (*_service_nodes(workflow), *callers)]
+    todo = calls(workflow)
     if not todo:
         return False  # no call seen: whether the answer waits is not known, so it may not
     while todo:
@@ -57,6 +55,13 @@ def answers_after_writes(workflow: dict[str, Any], response_mode: str) -> bool:
                 seen.add(after)
                 todo.append(after)
     return True
+
+
+def calls(workflow: dict[str, Any]) -> list[str]:
+    """The nodes the answer is placed after: service calls, and the Execute Workflow nodes
+    (a sub-workflow's calls come back to the node that called it)."""
+    callers = (n for n in _nodes(workflow) if n.get("type") == EXECUTE_WORKFLOW_NODE_TYPE)
+    return [str(n.get("name")) for n in (*_service_nodes(workflow), *callers)]
 
 
 def answers_before_calls(workflow: dict[str, Any], trigger: str) -> bool:

@@ -296,7 +296,8 @@ def test_list_prints_a_warning_line(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "warning: " in result.output and "no node calls the provider" in result.output
     assert "pay-retry-no_fault-none" in result.output
-    assert "pay answers its sender after its effect" in result.output  # how it was read
+    # How it was read: the bare workflow calls nothing to place its answer after.
+    assert "pay answers its sender at a moment the harness cannot place" in result.output
 
 
 def test_the_bundled_workflows_do_not_warn() -> None:

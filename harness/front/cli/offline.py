@@ -16,6 +16,7 @@ from harness.front.cli.stack_count import keyword_selects
 from harness.front.options import click_options
 from harness.stack.install import DEFAULT_N8N_VERSION
 from harness.stack.run import default_runs_root
+from harness.workflow import answer_timing
 
 if TYPE_CHECKING:
     from harness.workflow.manifest import WorkflowUnderTest
@@ -91,9 +92,14 @@ def _answer_reading(workflow: WorkflowUnderTest) -> str:
         return "first: its 2xx says accepted, not done (acknowledge first)"
     if workflow.answers_after_writes:
         return "after its effect and the writes that follow it"
+    if not answer_timing.calls(workflow.workflow):
+        return (
+            "at a moment the harness cannot place (it finds no service call or sub-workflow "
+            "in it): judged as answering before any writes that follow the effect"
+        )
     return (
-        "after its effect, before the writes that follow it (or from a node the reading "
-        "cannot place): a crash in those writes does not lose the answer"
+        "after its effect, before any writes that follow it: a crash in those writes does "
+        "not lose the answer"
     )
 
 

@@ -14,11 +14,11 @@ from typing import Any
 
 
 def since(origin: float | None, moment: float | None) -> str:
-    """A later moment of a fact as seconds after its first one (printed as epoch seconds, to
-    line up with the logs): the order and the gaps read at a glance."""
+    """How long after a fact's first moment (printed as epoch seconds, to line up with the
+    logs) a later one came: "0.132 s", for "... 0.132 s later"; the gaps read at a glance."""
     if origin is None or moment is None:
-        return "an unknown moment"
-    return f"+{moment - origin:.3f} s"
+        return "an unknown time"
+    return f"{moment - origin:.3f} s"
 
 
 @dataclass(frozen=True)

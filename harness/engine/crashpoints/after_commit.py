@@ -58,6 +58,6 @@ class AfterCommit(HeldAtCommit):
         if info.state is BarrierState.RELEASED and held_at(info, struck):
             self.fact = (
                 f"the provider held {info.effect_id} from its commit at {info.reached_at:.3f} "
-                f"until the harness released it at {since(info.reached_at, info.ended_at)}; "
-                f"the fault struck at {since(info.reached_at, struck)}"
+                f"until the harness released it {since(info.reached_at, info.ended_at)} later; "
+                f"the fault struck {since(info.reached_at, struck)} after the commit"
             )

@@ -66,7 +66,7 @@ class AfterResponse(Window):
             self.fact = (
                 f"the provider handed over the response of {info.effect_id} at "
                 f"{info.reached_at:.3f}; Toxiproxy held {', '.join(holding)} at the strike "
-                f"({since(info.reached_at, struck)})"
+                f"({since(info.reached_at, struck)} after the hand-over)"
             )
 
     def disarm(self, run: CaseWorld) -> None:

@@ -95,8 +95,9 @@ class BeforeSend(Window):
         ):
             self.fact = (
                 f"the provider held effect attempt {attempt_id} at 'received' (nothing "
-                f"committed) from {info.reached_at:.3f} to {since(info.reached_at, info.ended_at)}"
-                f"; the fault struck at {since(info.reached_at, self.struck)}; the attempt then "
+                f"committed) from {info.reached_at:.3f} for {since(info.reached_at, info.ended_at)}"
+                f"; the fault struck {since(info.reached_at, self.struck)} into the hold; the "
+                "attempt then "
                 f"ended as {attempt.outcome}, no commit"
             )
 

@@ -54,6 +54,6 @@ class MeetsInFlight(Impatient):
             return None
         return (
             f"the provider held the first request with key {key!r} from {start:.3f} until "
-            f"the harness released it at {since(start, end)}; attempt {met.id} with that key "
-            f"was answered 409 at {since(start, met.received_at)}"
+            f"the harness released it {since(start, end)} later; attempt {met.id} with that key "
+            f"was answered 409 {since(start, met.received_at)} after the first was held"
         )

@@ -26,7 +26,7 @@ CONTROL = Scenario(
     needs=frozenset(),
     repeat=1,
     catches_naive=False,
-    is_control=True,
+    quiet=True,
     baseline=True,
 )
 

@@ -120,6 +120,10 @@ def test_expectations_follow_the_promise() -> None:
     }
     assert email["retry-no_fault-none"] == PASS
     assert Verdict.DUPLICATE not in email["retry-worker_kill-after_commit"]
+    assert Verdict.LOST in email["retry-worker_kill-after_commit"]  # a fault struck: allowed
+    # No fault strikes: nothing excuses a missing effect (a concurrent copy, a late one).
+    for quiet in ("concurrent-no_fault-none", "late-no_fault-none", "impatient-no_fault-none"):
+        assert email[quiet] == PASS, quiet
 
 
 def test_a_negative_control_runs_only_where_it_must_be_caught() -> None:

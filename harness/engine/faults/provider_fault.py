@@ -4,9 +4,11 @@ the case's reference and the workflow's effect kind only: a lookup never meets t
 - response_drop: commit, then close the connection without an answer (the answer is lost);
 - provider_slow: commit, then hang 15 s, past the HTTP node's 10 s timeout (a workflow whose
                  calls wait longer, as most service nodes do, is answered in time);
-- provider_5xx:  commit, then answer 500;
-- provider_5xx_before: the first attempt fails with 500 before committing (a service briefly
-                 failing, the commonest fault in production); later attempts go through. A
+- provider_5xx:  commit, then answer 500 (stored with its key: a retry with the key gets it
+                 again, as Stripe replays a 500 once its endpoint began executing);
+- provider_5xx_before: the first attempt fails with 500 before committing, before the service
+                 began its work (its edge briefly failing, the commonest fault in production),
+                 so nothing is saved for its key; later attempts go through. A
                  workflow that marks the event done before the effect (a claim first) answers
                  the sender's retry "done" and never makes it: LOST;
 - provider_down: every attempt fails with 500 before committing; one delivery, no sender

@@ -266,6 +266,16 @@ def _settled_only(e: Evidence) -> tuple[Verdict, str] | None:
             Verdict.UNRECONCILED,
             f"the workflow ledger still says {e.ledger_state!r} and nothing resolved it",
         )
+    original = [a for a in e.attempts if not a.changed_payload]
+    if n >= 1 and e.promise == "exactly_once" and e.ledger_state is None and not e.acknowledged:
+        # Its only record of the outcome is what the sender heard: "unknown, retry" to the
+        # end leaves the operation as unresolved as a ledger that says unknown.
+        heard = _statuses(original) or "no answer"
+        return (
+            Verdict.UNRECONCILED,
+            f"it committed, but the sender was never told so ({heard}) and no ledger row "
+            "records it: nothing resolves the operation",
+        )
     return None
 
 

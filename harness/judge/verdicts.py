@@ -111,7 +111,8 @@ VOCABULARY: Mapping[Verdict, VerdictInfo] = MappingProxyType(
         Verdict.UNRECONCILED: _violation(
             "U",
             "Unreconciled effect",
-            "the workflow's ledger still says unknown / in flight",
+            "the workflow's ledger still says unknown / in flight (with no ledger row: the "
+            "effect committed, but the sender heard only 'unknown, retry')",
         ),
         Verdict.STUCK: _violation(
             "K",

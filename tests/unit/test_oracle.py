@@ -115,6 +115,18 @@ CASES = {
         evidence(attempts=[INFO], ledger_state="unknown"),
         Verdict.UNRECONCILED,
     ),
+    "committed, the sender heard only 'retry', no ledger row": (
+        evidence(attempts=[INFO] * 6, ledger_state=None),
+        Verdict.UNRECONCILED,
+    ),
+    "committed, the sender heard only 'retry', the ledger says done": (
+        evidence(attempts=[INFO] * 6),
+        Verdict.PASS,
+    ),
+    "at most once: committed, the sender heard only 'retry', no ledger row": (
+        evidence(promise="at_most_once", attempts=[INFO] * 6, ledger_state=None),
+        Verdict.PASS,
+    ),
     "error workflow ran once, ledger actionable": (
         evidence(
             commits=[],

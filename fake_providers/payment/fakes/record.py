@@ -49,6 +49,7 @@ from ..store import ObjectRow, StoredResponse
 from .collections import DELETED, Target, find, id_maker, live, storage_id, stored, target_of
 from .explain import attempt_start
 from .inbound import UnreadableBody, UpstreamRequest, read_upstream_request
+from .seeding import seeded_id
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([\w.\-]+)\s*\}\}")
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -98,7 +99,8 @@ class RecordFake:
 
         def effect_result(now: float) -> EffectResult:
             generated = uuid.uuid4()
-            record_id = str(generated)
+            given = seeded_id(inbound.params)
+            record_id = str(generated) if given is None else str(given)
             body = inbound.params
             record = {**body, "id": record_id} if isinstance(body, dict) else {"id": record_id}
             if not isinstance(body, dict) and inbound.raw_body:
@@ -153,6 +155,8 @@ class RecordFake:
 
             def documents() -> tuple[list[dict[str, Any]], Answer]:
                 written = kind.store(collection, inbound, make_id)
+                if written and (given := seeded_id(inbound.params)) is not None:
+                    written[0] = {**written[0], "id": given}  # the id the trigger names
                 return written, kind.created(collection, inbound, written)
 
             def refused(written: list[dict[str, Any]]) -> Answer | None:

@@ -54,8 +54,9 @@ def seed_request(host: str, method: str, path: str, body: dict[str, Any]) -> Req
     return Request(scope, receive)
 
 
-def seeded_id(params: Any) -> str | None:
-    """The id a seed gives its object (Stripe's ids are the service's own otherwise)."""
-    if SEEDING.get() and isinstance(params, dict) and params.get("id"):
-        return str(params["id"])
+def seeded_id(params: Any) -> Any:
+    """The id a seed gives its object, as given (a number for a Pipedrive deal), or None: the
+    fake makes ids as the service does otherwise."""
+    if SEEDING.get() and isinstance(params, dict) and params.get("id") not in (None, ""):
+        return params["id"]
     return None

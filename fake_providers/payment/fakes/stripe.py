@@ -155,7 +155,7 @@ class StripeFake:
         def effect_result(now: float) -> EffectResult:
             documents = build(now)
             if given_id is not None:
-                documents[0] = {**documents[0], "id": given_id}
+                documents[0] = {**documents[0], "id": str(given_id)}
             return EffectResult(
                 str(documents[effect_index]["id"]),
                 json_response(200, documents[0]),

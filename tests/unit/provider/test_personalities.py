@@ -601,3 +601,22 @@ async def test_a_seeded_row_is_read_back_and_commits_nothing(inproc: InProcessPr
     read = await send(inproc, host, "GET", "/rest/v1/orders", params={"id": "eq.o-1"})
     assert read.json() == [{"id": "o-1", "status": "open"}]
     assert await inproc.commits() == []
+
+
+async def test_a_seeded_deal_keeps_the_id_the_trigger_names(inproc: InProcessProvider) -> None:
+    """A Pipedrive deal seeded with id 4242 (a number, as Pipedrive's) is the deal the
+    workflow's update finds; the update, not the seed, is the case's effect."""
+    host = "api.pipedrive.com"
+    await configure(
+        inproc, personality(host, "pipedrive", ReferenceSource("json", "/title", "^Order (.+)$"))
+    )
+    deal = {"id": 4242, "title": "Order o-1", "value": 90}
+    seeded = await inproc.control.post(
+        "/_control/seed", json={"host": host, "path": "/api/v2/deals", "body": deal}
+    )
+    assert seeded.json()["body"]["data"]["id"] == 4242, seeded.text
+    one = (await send(inproc, host, "GET", "/api/v2/deals/4242")).json()
+    assert one["data"]["title"] == "Order o-1"
+    await send(inproc, host, "PATCH", "/api/v2/deals/4242", json={"status": "won"})
+    assert (await send(inproc, host, "GET", "/api/v2/deals/4242")).json()["data"]["status"] == "won"
+    assert await inproc.commits() == []  # the seed is set-up; this PATCH is no new effect

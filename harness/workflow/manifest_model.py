@@ -237,8 +237,8 @@ class Seed(_Model):
     )
     body: dict[str, Any] = Field(
         default_factory=dict,
-        description="the JSON body; a Stripe object keeps an 'id' given here (e.g. 'ch_{key}'), "
-        "so the trigger's body can name it" + _RENDERED,
+        description="the JSON body; the object keeps an 'id' given here (e.g. 'ch_{key}'), so "
+        "the trigger's body can name it" + _RENDERED,
     )
 
 

@@ -3,8 +3,8 @@ by the harness through the control API into an upstream's fake.
 
 A seed is a request the fake serves as it serves the workflow's own (same routes, same
 documents, a later read finds it), but as set-up: the pipeline serves it unobserved, so it is
-never a commit and meets no fault or barrier. A Stripe object may carry its own `id` (e.g.
-`ch_{key}`), so the trigger's body can name it without a round trip.
+never a commit and meets no fault or barrier. The object keeps an `id` the seed gives (a
+Stripe charge's `ch_{key}`, a Pipedrive deal's number), so the trigger's body can name it.
 """
 
 from __future__ import annotations

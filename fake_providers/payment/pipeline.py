@@ -282,8 +282,9 @@ def _settle(
     """The answer settled (None: a reset wiped the attempt). Runs on the one database thread,
     so a unique write's check and its insert are one step."""
     checked = result if result.settle_check is None else result.settle_check(store, result)
+    detail = None
     if isinstance(checked, StoredResponse):
-        stored = checked
+        stored, detail = checked, _refusal(checked)
         result = replace(result, commits=False, objects=(), outcome=Outcome.REJECTED_4XX)
     else:
         if stored is result.response:  # not a fault's own answer
@@ -314,5 +315,22 @@ def _settle(
         now=now,
         objects=result.objects,
         upsert=result.upsert,
+        detail=detail,
     )
     return stored if settled else None
+
+
+def _refusal(answer: StoredResponse) -> str:
+    """What a service's refusal says, for the attempt log: Stripe's error message, a problem's
+    detail, else the body's start."""
+    text = answer.body.decode("utf-8", "replace")
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text[:200]
+    said = body.get("error", body) if isinstance(body, dict) else body
+    if isinstance(said, dict):
+        for name in ("message", "detail", "title", "code"):
+            if isinstance(word := said.get(name), str):
+                return word[:200]
+    return text[:200]

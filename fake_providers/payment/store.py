@@ -304,8 +304,10 @@ class LedgerStore:
         now: float,
         objects: Sequence[ObjectRow] = (),
         upsert: bool = False,
+        detail: str | None = None,
     ) -> bool:
         """Commit the effect (if any) and store the response for replay, in one transaction.
+        `detail`: why the service refused it (the attempt log's word for a 4xx).
 
         `upsert`: an object already stored is merged into; when every one was, nothing
         commits (the service's upsert: the same identity is one effect). Returns False,
@@ -317,8 +319,9 @@ class LedgerStore:
                 if existed:
                     commit, outcome = None, Outcome.PROCESSED
             still_ours = db.execute(
-                "UPDATE attempts SET outcome = ?, effect_id = ? WHERE id = ? AND outcome = ?",
-                (outcome, effect_id, attempt_id, Outcome.IN_FLIGHT),
+                "UPDATE attempts SET outcome = ?, effect_id = ?, detail = COALESCE(?, detail)"
+                " WHERE id = ? AND outcome = ?",
+                (outcome, effect_id, detail, attempt_id, Outcome.IN_FLIGHT),
             ).rowcount
             if still_ours != 1:
                 return False

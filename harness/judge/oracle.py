@@ -271,10 +271,11 @@ def _settled_only(e: Evidence) -> tuple[Verdict, str] | None:
         # Its only record of the outcome is what the sender heard: "unknown, retry" to the
         # end leaves the operation as unresolved as a ledger that says unknown.
         heard = _statuses(original) or "no answer"
+        refused = f"; the provider refused its later requests ({'; '.join(e.rejections)})"
         return (
             Verdict.UNRECONCILED,
             f"it committed, but the sender was never told so ({heard}) and no ledger row "
-            "records it: nothing resolves the operation",
+            f"records it: nothing resolves the operation{refused if e.rejections else ''}",
         )
     return None
 

@@ -55,6 +55,7 @@ class Outcome(StrEnum):
     FAULT_INJECTED = "fault_injected"  # a pre-commit fault answered; nothing committed
     INTERRUPTED = "interrupted"  # the provider stopped or was reset while the attempt ran
     PROCESSED = "processed"  # answered a creation that is not an effect route: no commit
+    SEEDED = "seeded"  # state the harness wrote before the case's event (fakes.seeding)
 
 
 class BarrierState(StrEnum):

@@ -191,7 +191,10 @@ def requests_of(
     receives); an attempt the proxy never saw (a workflow calling the bundled provider
     directly) is a request of its own."""
     lines = sorted((s for s in seen if s.outcome != "loopback"), key=lambda s: s.time)
-    effects = sorted((a for a in attempts if a.outcome != "processed"), key=lambda a: a.received_at)
+    effects = sorted(
+        (a for a in attempts if a.outcome not in ("processed", "seeded")),
+        key=lambda a: a.received_at,
+    )
     matched: dict[int, ProviderAttempt] = {}
     unmatched: list[ProviderAttempt] = []
     for attempt in effects:

@@ -16,13 +16,17 @@ from starlette.requests import Request
 from starlette.types import Message, Scope
 
 from ..pipeline import SEEDING
+from .inbound import nest_form
 
 # Any test key opens the Stripe fake; a seed is the harness's own request, not the workflow's.
 SEED_AUTHORIZATION = b"Bearer sk_test_n8n_chaos_seed"
 
 
 def seed_request(host: str, method: str, path: str, body: dict[str, Any]) -> Request:
-    """The seed as the request a fake's `handle` reads: JSON body, the upstream's Host."""
+    """The seed as the request a fake's `handle` reads: JSON body, the upstream's Host. Keys
+    written as a form's (Stripe's `metadata[order_id]`) nest as they do in a form."""
+    if any("[" in key for key in body):
+        body = nest_form(list(body.items()))
     raw = json.dumps(body).encode()
     scope: Scope = {
         "type": "http",

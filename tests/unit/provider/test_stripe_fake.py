@@ -279,6 +279,12 @@ async def test_a_seeded_charge_is_set_up_not_an_effect(inproc: InProcessProvider
     assert answer.json()["status"] == 200, answer.text
     assert answer.json()["body"]["id"] == "ch_A-1"
     assert await inproc.commits() == []
+    # logged as set-up, and in Stripe's search at once (made long before the event)
+    [logged] = (await inproc.control.get("/_control/attempts")).json()
+    assert logged["outcome"] == "seeded"
+    query = {"query": "metadata['order_id']:'A-1'"}
+    found = (await stripe_get(inproc, "/v1/charges/search", params=query)).json()
+    assert [c["id"] for c in found["data"]] == ["ch_A-1"]
     faulted = await stripe_post(inproc, "/v1/refunds", {"charge": "ch_A-1"})
     assert faulted.status_code == 500  # the fault waited for the workflow's request
     refund = await stripe_post(inproc, "/v1/refunds", {"charge": "ch_A-1"})

@@ -534,11 +534,14 @@ class Manifest(_Model):
         except Problem as exc:
             raise Problem(exc.problem, f"upstreams.{exc.sub}") from None
         for index, seed in enumerate(self.seed):
-            if seed.upstream not in self.upstreams:
-                hosts = ", ".join(map(repr, self.upstreams)) or "none"
+            spec = self.upstreams.get(seed.upstream)
+            if spec is None or spec.fake == "mail":
+                hosts = [h for h, s in self.upstreams.items() if s.fake != "mail"]
+                named = ", ".join(map(repr, hosts)) or "none"
                 raise Problem(
-                    f"{seed.upstream!r} is not a host of upstreams ({hosts}); a seed is "
-                    "written into the fake of one of them",
+                    f"{seed.upstream!r} is not a host of upstreams with an HTTP fake ({named}); "
+                    "a seed is written into the fake of one of them (a mail server keeps "
+                    "nothing to seed)",
                     f"seed.{index}.upstream",
                 )
         route = (self.trigger.method, self.trigger.path)

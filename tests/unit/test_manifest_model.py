@@ -372,3 +372,13 @@ def test_a_seed_for_a_host_that_is_no_upstream_is_refused(tmp_path: Path) -> Non
         load_manifest(_stripe_export_with(tmp_path, [seed]))
     assert "seed.0.upstream" in str(refused.value)
     assert "'api.stripe.com'" in str(refused.value)
+
+
+def test_list_says_what_each_case_seeds(tmp_path: Path) -> None:
+    seed = {"upstream": "api.stripe.com", "path": "/v1/charges", "body": {"id": "ch_{key}"}}
+    _stripe_export_with(tmp_path, [seed])
+    result = CliRunner().invoke(main, ["list", "--workflows", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "stripe_idempotent seeds POST api.stripe.com/v1/charges before each case" in (
+        result.output
+    )

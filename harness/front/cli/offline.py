@@ -75,6 +75,9 @@ def list_cases(
         listed = {case.workflow for case in cases}
         for workflow in (w for w in workflows if w.name in listed):
             console.print(f"{workflow.name} answers its sender {_answer_reading(workflow)}")
+            for seed in workflow.seeds:
+                where = f"{seed.method} {seed.upstream}{seed.path}"
+                console.print(f"{workflow.name} seeds {where} before each case's event")
             for given_by, ids in not_run(workflow).items():
                 console.print(f"not run for {workflow.name}: {', '.join(ids)} (needs {given_by})")
             for given_by, ids in doubtful_catches(workflow).items():

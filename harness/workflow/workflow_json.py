@@ -82,7 +82,25 @@ def load_workflow(path: Path, read_json: Any, default_name: str | None = None) -
             f"{json_type(workflow.get('connections'))}; export the workflow from n8n"
         )
     _check_connections(workflow, path)
+    _check_node_ids(nodes, path)
     return workflow
+
+
+# n8n keeps a node's id in 36 characters (the editor's UUIDs); 2.40's publication records a
+# trigger's status under it, fails on a longer one and then stalls the next publications.
+NODE_ID_MAX = 36
+
+
+def _check_node_ids(nodes: list[dict[str, Any]], path: Path) -> None:
+    for node in nodes:
+        node_id = node.get("id")
+        if isinstance(node_id, str) and len(node_id) > NODE_ID_MAX:
+            raise ConfigError(
+                f"{path}: node {node.get('name')!r}: id {node_id!r} has {len(node_id)} "
+                f"characters; n8n keeps node ids in {NODE_ID_MAX} (the editor's UUIDs, e.g. "
+                "'5b0e3a1c-7d2f-4f6a-9a61-0c4e8f2b1a01'): give it a UUID, or export the "
+                "workflow from n8n"
+            )
 
 
 def single_workflow(doc: Any, path: Path) -> Any:

@@ -319,6 +319,17 @@ def test_broken_workflow_json_gives_line_and_column(tmp_path: Path) -> None:
         load_manifest(directory)
 
 
+def test_a_node_id_longer_than_n8n_keeps_is_refused(tmp_path: Path) -> None:
+    """n8n 2.40 records a trigger's publication under its node id (36 characters): a longer
+    one fails there and stalls the stack's next publications for a minute."""
+    long_id = "993082547347-aaaa-4bbb-8ccc-000000000000"  # 40 characters, hand-written
+    nodes = [{**WORKFLOW["nodes"][0], "id": long_id}, *WORKFLOW["nodes"][1:]]
+    with pytest.raises(ConfigError) as refused:
+        load_manifest(write_case(tmp_path, workflow={**WORKFLOW, "nodes": nodes}))
+    assert f"id {long_id!r} has 40 characters" in str(refused.value)
+    assert "give it a UUID" in str(refused.value)
+
+
 @pytest.mark.parametrize(
     "wrapped",
     [[WORKFLOW], {"data": WORKFLOW}, {"data": [WORKFLOW]}],

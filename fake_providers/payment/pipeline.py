@@ -333,7 +333,11 @@ def _refusal(answer: StoredResponse) -> str:
         return text[:200]
     said = body.get("error", body) if isinstance(body, dict) else body
     if isinstance(said, dict):
-        for name in ("message", "detail", "title", "code"):
+        code = said.get("code")
+        code = code if isinstance(code, str) else None
+        for name in ("message", "detail", "title"):
             if isinstance(word := said.get(name), str):
-                return word[:200]
+                return (f"{code}: {word}" if code else word)[:200]
+        if code:
+            return code
     return text[:200]

@@ -110,7 +110,7 @@ class CaseRun:
         for index, seed in enumerate(self.workflow.render_seeds(self.key, f"evt-{self.key}")):
             where = f"{seed.method} {seed.upstream}{seed.path}"
             status, body = self.provider.seed(seed.upstream, seed.method, seed.path, seed.body)
-            made = body.get("id") if isinstance(body, dict) else None
+            made = _made_id(body)
             self.journal.record("seeded", where, status=status, id=made)
             if status >= 400:
                 raise ConfigError(
@@ -436,3 +436,11 @@ class CaseRun:
         else:
             self.journal.record("settled", why, waited_s=round(result.waited_s, 2))
         return result
+
+
+def _made_id(answer: Any) -> Any:
+    """The id a seed's answer names: top level, or inside the `data` envelope some APIs use
+    (Pipedrive's `{"success": true, "data": {...}}`)."""
+    if isinstance(answer, dict) and isinstance(answer.get("data"), dict):
+        answer = answer["data"]
+    return answer.get("id") if isinstance(answer, dict) else None

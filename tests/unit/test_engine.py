@@ -341,3 +341,11 @@ def test_under_a_worker_fault_only_a_stall_of_an_execution_it_did_not_strike_cou
     run_.ctx.struck_executions = None
     run_.fault.prepare(run_.ctx)
     assert runner._unprovoked_stalls(run_, {"73", "74"}) == []  # type: ignore[arg-type]
+
+
+def test_a_seeds_id_is_read_in_or_out_of_a_data_envelope() -> None:
+    from harness.engine.case_run import _made_id
+
+    assert _made_id({"id": "ch_1", "object": "charge"}) == "ch_1"
+    assert _made_id({"success": True, "data": {"id": 4242}}) == 4242  # Pipedrive's shape
+    assert _made_id([{"id": "x"}]) is None

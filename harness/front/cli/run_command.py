@@ -37,9 +37,10 @@ from harness.front.options import JOBS_FLAGS, ChaosOptions, click_options
     "jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Stacks side by side (pytest-xdist workers, one stack each). Default: as many as "
-    "the machine holds (cores, free memory), or 1 when a live `n8n-chaos up` stack is "
-    "attached; the run's header says which and why.",
+    help="Stacks side by side (pytest-xdist workers, one stack each); a selection with "
+    "cases that need n8n's webhook processor brings up one stack more for them. Default: as "
+    "many as the machine holds (cores, free memory), or 1 when a live `n8n-chaos up` stack "
+    "is attached; the run's header says which and why.",
 )
 @click_options("run")
 @click.pass_context

@@ -250,7 +250,8 @@ async def test_two_refunds_at_once_refund_a_charge_once(inproc: InProcessProvide
     assert [c["effect"] for c in await inproc.commits()] == ["charge", "refund"]
     attempts = (await inproc.control.get("/_control/attempts", params={"key": "refund-1"})).json()
     assert [(a["outcome"], a["http_status"]) for a in attempts] == [("rejected_4xx", 400)]
-    assert attempts[0]["detail"] == f"Charge {charge['id']} has already been refunded."
+    said = f"charge_already_refunded: Charge {charge['id']} has already been refunded."
+    assert attempts[0]["detail"] == said
 
 
 async def test_two_confirms_at_once_charge_once(inproc: InProcessProvider) -> None:

@@ -860,13 +860,21 @@ def _object(path: Path, what: str) -> dict[str, Any]:
 
 
 def _render(value: Any, key: str, event_id: str) -> Any:
+    if value == mm.KEY_NUMBER_PLACEHOLDER:
+        return key_number(key)
     if isinstance(value, str):
-        return value.replace(KEY_PLACEHOLDER, key).replace(EVENT_ID_PLACEHOLDER, event_id)
+        rendered = value.replace(KEY_PLACEHOLDER, key).replace(EVENT_ID_PLACEHOLDER, event_id)
+        return rendered.replace(mm.KEY_NUMBER_PLACEHOLDER, str(key_number(key)))
     if isinstance(value, dict):
         return {k: _render(v, key, event_id) for k, v in value.items()}
     if isinstance(value, list):
         return [_render(v, key, event_id) for v in value]
     return value
+
+
+def key_number(key: str) -> int:
+    """A nine-digit number made from the business key: the same for the same key."""
+    return int(hashlib.sha256(key.encode()).hexdigest()[:12], 16) % 900_000_000 + 100_000_000
 
 
 def _query_value(value: Any) -> str:

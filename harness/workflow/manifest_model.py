@@ -36,6 +36,9 @@ from harness.workflow.manifest_upstreams import Credentials, Upstreams, check_up
 
 KEY_PLACEHOLDER = "{key}"
 EVENT_ID_PLACEHOLDER = "{event_id}"
+# A number made from the key: a numeric id (Pipedrive's, HubSpot's) the trigger and the seeds
+# share; a value that is only this placeholder becomes a JSON number.
+KEY_NUMBER_PLACEHOLDER = "{key_number}"
 STATE_QUERY_PARAMETER = "%(key)s"
 # Where the table names of a ledger schema shared by several workflows start (ledger.prefix).
 TABLE_PREFIX_PLACEHOLDER = "{prefix}"
@@ -187,7 +190,10 @@ def _scalar(value: Any) -> Any:
 
 # A query string value: JSON scalars only (a union type would name its member in errors).
 Scalar = Annotated[Any, AfterValidator(_scalar)]
-_RENDERED = "; '{key}' and '{event_id}' in a string are replaced per case"
+_RENDERED = (
+    "; '{key}', '{event_id}' and '{key_number}' (a number made from the key) in a string are "
+    "replaced per case"
+)
 
 
 _Model = StrictModel

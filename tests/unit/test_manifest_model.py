@@ -382,3 +382,22 @@ def test_list_says_what_each_case_seeds(tmp_path: Path) -> None:
     assert "stripe_idempotent seeds POST api.stripe.com/v1/charges before each case" in (
         result.output
     )
+
+
+def test_key_number_is_one_number_per_key_in_trigger_and_seeds(tmp_path: Path) -> None:
+    """Pipedrive's and HubSpot's ids are numbers: '{key_number}' alone is a JSON number, the
+    same for the trigger and the seeds of one case, another for another case."""
+    deal = {"id": "{key_number}", "title": "Order {key}"}
+    seed = {"upstream": "api.stripe.com", "path": "/v1/charges", "body": deal}
+    directory = _stripe_export_with(tmp_path, [seed])
+    manifest_path = directory / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["trigger"]["body"]["deal_id"] = "{key_number}"
+    manifest["trigger"]["body"]["note"] = "deal {key_number}"
+    manifest_path.write_text(json.dumps(manifest))
+    wut = load_manifest(directory)
+    body = wut.render_body("o-7", "e-1")
+    [rendered] = wut.render_seeds("o-7", "e-1")
+    assert isinstance(body["deal_id"], int) and rendered.body["id"] == body["deal_id"]
+    assert body["note"] == f"deal {body['deal_id']}"
+    assert wut.render_body("o-8", "e-1")["deal_id"] != body["deal_id"]

@@ -46,10 +46,6 @@ def bind_credentials(workflow: dict[str, Any], credentials: dict[str, str]) -> d
     return bound
 
 
-class PublicationPending(Exception):
-    """The publication is not done yet (a probe's "not yet", with what n8n's outbox says)."""
-
-
 def publication_done(n8n_dsn: str, workflow_id: str) -> bool:
     """True once n8n finished publishing; raises if the publication failed.
 
@@ -71,11 +67,7 @@ def publication_done(n8n_dsn: str, workflow_id: str) -> bool:
         # row is written before /publish answers. Either way: nothing left to wait for.
         return True
     if row[0] in ("pending", "in_progress"):
-        # Not yet: said as an exception, so a deadline that runs out names the state.
-        raise PublicationPending(
-            f"n8n's publication outbox still holds it as {row[0]!r} (main's log in the run "
-            "directory says what n8n did instead)"
-        )
+        return False
     if row[0] != "completed":
         raise SetupError(
             f"n8n could not publish workflow {workflow_id}: {row[0]} {row[1] or ''} "
@@ -156,7 +148,10 @@ def deploy(
     api.publish(workflow_id)
     wait_ready(
         Readiness(
-            f"publication of workflow {name!r}", lambda: publication_done(n8n_dsn, workflow_id)
+            f"publication of workflow {name!r}",
+            lambda: publication_done(n8n_dsn, workflow_id),
+            not_yet="n8n's publication outbox still holds it as pending (main's log in the run "
+            "directory says what n8n did instead)",
         ),
         live_deadline_s,
     )

@@ -27,13 +27,14 @@ class Readiness:
     what: str
     probe: Probe
     process: ManagedProcess | None = None
+    not_yet: str = "probe returned false"  # what a False from the probe means, for the user
 
     def check(self) -> tuple[bool, str]:
         """One probe: (ready, why not). Raises if the process died or the probe found a fault."""
         if self.process is not None:
             self.process.ensure_running()
         try:
-            return self.probe(), "probe returned false"
+            return self.probe(), self.not_yet
         except HarnessError:
             raise
         except Exception as exc:  # any other probe failure means "not yet"

@@ -188,7 +188,7 @@ class EffectPipeline:
         settled = await self._settle(start, claim, result, stored)
         if settled is None:
             return self._answers.reset()
-        stored = settled
+        stored = settled[0]
         await self._finish(claim, None, stored.status)
         return to_response(stored)
 
@@ -210,7 +210,10 @@ class EffectPipeline:
         settled = await self._settle(start, claim, result, stored)
         if settled is None:
             return self._answers.reset()
-        stored = settled
+        stored, refused = settled
+        if refused:  # refused as it settled: no commit to hold or to fault after
+            await self._finish(claim, None, stored.status)
+            return to_response(stored)
         reached_by = replace(reached_by, effect_id=result.effect_id)
         await runtime.barriers.reach(CrashPoint.COMMITTED, reached_by)
         if fault is not None and fault.kind is FaultKind.COMMIT_THEN_HANG:
@@ -224,8 +227,9 @@ class EffectPipeline:
 
     async def _settle(
         self, start: AttemptStart, claim: Claim, result: EffectResult, stored: StoredResponse
-    ) -> StoredResponse | None:
-        """The response as stored with the attempt's end (None: a reset came first)."""
+    ) -> tuple[StoredResponse, bool] | None:
+        """The response as stored with the attempt's end, and whether the service refused it
+        as it settled (None: a reset came first)."""
         now = self._runtime.clock()
         settle = partial(_settle, start=start, claim=claim, result=result, stored=stored, now=now)
         return await self._runtime.db(settle)
@@ -281,9 +285,9 @@ def _settle(
     result: EffectResult,
     stored: StoredResponse,
     now: float,
-) -> StoredResponse | None:
-    """The answer settled (None: a reset wiped the attempt). Runs on the one database thread,
-    so a unique write's check and its insert are one step."""
+) -> tuple[StoredResponse, bool] | None:
+    """The answer settled and whether it is a refusal (None: a reset wiped the attempt). Runs
+    on the one database thread, so a unique write's check and its insert are one step."""
     checked = result if result.settle_check is None else result.settle_check(store, result)
     detail = None
     if isinstance(checked, StoredResponse):
@@ -320,7 +324,7 @@ def _settle(
         upsert=result.upsert,
         detail=detail,
     )
-    return stored if settled else None
+    return (stored, detail is not None) if settled else None
 
 
 def _refusal(answer: StoredResponse) -> str:

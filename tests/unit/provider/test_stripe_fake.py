@@ -254,6 +254,21 @@ async def test_two_refunds_at_once_refund_a_charge_once(inproc: InProcessProvide
     assert attempts[0]["detail"] == said
 
 
+async def test_a_refused_refund_reaches_no_commit_point(inproc: InProcessProvider) -> None:
+    """A refund refused as it settles committed nothing: a barrier at 'committed' for its key
+    is not reached (no crash point may claim a hold of a commit that never was)."""
+    await configure(inproc, STRIPE)
+    charge = (await stripe_post(inproc, "/v1/charges", {"amount": "700", "currency": "eur"})).json()
+    await stripe_post(inproc, "/v1/refunds", {"charge": charge["id"]})
+    armed = await inproc.control.post(
+        "/_control/barriers", json={"key": "again", "point": "committed", "hold_timeout_s": 5}
+    )
+    again = await stripe_post(inproc, "/v1/refunds", {"charge": charge["id"]}, key="again")
+    assert again.status_code == 400  # answered at once, not held
+    info = (await inproc.control.get(f"/_control/barriers/{armed.json()['id']}")).json()
+    assert info["state"] == "armed", info
+
+
 async def test_two_confirms_at_once_charge_once(inproc: InProcessProvider) -> None:
     await configure(inproc, STRIPE)
     intent = (await stripe_post(inproc, "/v1/payment_intents", INTENT)).json()

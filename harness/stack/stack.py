@@ -631,10 +631,12 @@ class Stack:
             self.provider.control.close()
         if self.containers is not None:
             self.containers.down()
+        # Before the reaper hears "done" (it then leaves the data dir to us): an owner killed
+        # in between would leave it in /tmp. Its logs are in the run dir; the data is scratch.
+        self.postgres.remove_data()
         self.run.reaper.close()
         (self.run.run_dir / "stack.json").unlink(missing_ok=True)
         release_ports(self.reserved_ports)
-        self.postgres.remove_data()  # its logs are in the run dir; the data dir is n8n's scratch
 
 
 def _stop_side_by_side(procs: list[ManagedProcess], concurrently: bool) -> None:

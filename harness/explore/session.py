@@ -8,11 +8,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.engine.runner import CaseResult, run_case
+from harness.engine.runner import CaseResult
 from harness.explore.explorer import Exploration, Outcome, explore
 from harness.explore.findings import report_lines, to_json
 from harness.explore.plan import Budget
-from harness.explore.trace import trace_workflow
+from harness.explore.trace import run_tried, trace_workflow
 from harness.matrix.cases import Case, matrix
 from harness.stack.stack import Stack
 from harness.workflow.deployment import Deployment, deploy_under_test
@@ -87,7 +87,7 @@ def complete(found: Exploration) -> bool:
 def _runner(
     stack: Stack, workflow: WorkflowUnderTest, deployment: Deployment
 ) -> Callable[[Case], CaseResult]:
-    return lambda case: run_case(case, stack, workflow, deployment)
+    return lambda case: run_tried(case, stack, workflow, deployment)[0]
 
 
 def write_report(path: Path, doc: object) -> None:

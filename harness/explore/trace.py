@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.engine.runner import run_case, set_aside
+from harness.engine.runner import CaseResult, run_case, set_aside
 from harness.explore.boundary import ProviderAttempt, Seen, Trace, assemble
 from harness.judge.oracle import Verdict
 from harness.matrix.cases import Case, Scenario, expected_for
@@ -31,6 +31,28 @@ CONTROL = Scenario(
 )
 
 
+# Tries of one explore case while the harness fails it (NO-EVIDENCE: a stall on a starved
+# stack, a window not hit), as the matrix's default (`--chaos-harness-retries 2`).
+TRIES = 3
+
+
+def run_tried(
+    case: Case, stack: Stack, workflow: WorkflowUnderTest, deployment: Deployment
+) -> tuple[CaseResult, float]:
+    """``run_case``, tried again while the harness failed it; each earlier try's evidence is
+    kept beside the case's (``<case>.try<n>``), as the matrix keeps it. With the last try's
+    start (epoch seconds): what outside parts recorded since then is that try's."""
+    started = time.time()
+    result = run_case(case, stack, workflow, deployment)
+    for try_no in range(1, TRIES):
+        if result.judgement.verdict is not Verdict.NO_EVIDENCE:
+            break
+        set_aside(result.evidence_path.parent, try_no)
+        started = time.time()
+        result = run_case(case, stack, workflow, deployment)
+    return result, started
+
+
 def control_case(workflow: WorkflowUnderTest) -> Case:
     expected = expected_for(workflow, CONTROL)
     return Case(workflow.name, CONTROL, expected or frozenset())
@@ -40,15 +62,7 @@ def trace_workflow(
     stack: Stack, workflow: WorkflowUnderTest, deployment: Deployment, out: Path
 ) -> Trace:
     """Run the workflow once with nothing broken and write its trace to ``out``."""
-    case = control_case(workflow)
-    started = time.time()
-    result = run_case(case, stack, workflow, deployment)
-    if result.judgement.verdict is Verdict.NO_EVIDENCE:
-        # The harness failed that try (a stall on a starved stack): once more, as the matrix
-        # does, with the first try's evidence kept beside it.
-        set_aside(result.evidence_path.parent, 1)
-        started = time.time()
-        result = run_case(case, stack, workflow, deployment)
+    result, started = run_tried(control_case(workflow), stack, workflow, deployment)
     ended = time.time()
     api = stack.api
     assert api is not None, "a stack under test has n8n's public API"

@@ -223,3 +223,31 @@ def test_a_control_case_that_breaks_the_promise_is_a_finding_without_any_strike(
         saved_trace(), "exactly_once", lambda c: result(c, Verdict.PASS), Budget(cases=1)
     )
     assert calm.control_violation is None and not calm.violation
+
+
+def test_an_explore_case_the_harness_failed_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A starved stack's NO-EVIDENCE is the harness's failure, not the probe's answer: tried
+    again (as the matrix does), the earlier try's evidence set aside; at most TRIES in all."""
+    from harness.explore import trace
+
+    verdicts = iter([Verdict.NO_EVIDENCE, Verdict.NO_EVIDENCE, Verdict.DUPLICATE])
+    set_aside: list[int] = []
+
+    def fake_run(*_: Any) -> CaseResult:
+        judgement = Judgement(next(verdicts), "")
+        return CaseResult("c", judgement, None, tmp_path / "c" / "evidence.json")  # type: ignore[arg-type]
+
+    monkeypatch.setattr(trace, "run_case", fake_run)
+    monkeypatch.setattr(trace, "set_aside", lambda _dir, n: set_aside.append(n))
+    result, _ = trace.run_tried(None, None, None, None)  # type: ignore[arg-type]
+    assert result.judgement.verdict is Verdict.DUPLICATE and set_aside == [1, 2]
+    always = iter([Verdict.NO_EVIDENCE] * 5)
+    monkeypatch.setattr(
+        trace,
+        "run_case",
+        lambda *_: CaseResult("c", Judgement(next(always), ""), None, tmp_path / "e"),
+    )  # type: ignore[arg-type]
+    result, _ = trace.run_tried(None, None, None, None)  # type: ignore[arg-type]
+    assert result.judgement.verdict is Verdict.NO_EVIDENCE and next(always)  # 3 of 5 used
